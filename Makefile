@@ -1,0 +1,60 @@
+# RL Data Atlas — the two everyday commands are `make run` and `make test`.
+SHELL := /bin/bash
+PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+# uv from PATH, else bootstrapped with pip into .tools/ (a fresh machine needs only Python and make).
+UV := $(shell command -v uv 2>/dev/null)
+ifeq ($(UV),)
+UV := $(CURDIR)/.tools/bin/uv
+endif
+MANAGE := $(UV) run --frozen python manage.py
+
+.PHONY: help install run serve catalog demo test test-fast worker beat lint format bench clean
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
+
+$(CURDIR)/.tools/bin/uv:
+	$(PYTHON) -m venv $(CURDIR)/.tools
+	$(CURDIR)/.tools/bin/pip install --quiet uv
+
+.venv/.synced: pyproject.toml uv.lock | $(UV)
+	$(UV) sync --frozen
+	@touch $@
+
+install: .venv/.synced ## create the environment from uv.lock
+
+catalog: install ## migrate, export the packaged definitions and sync them
+	$(MANAGE) migrate --noinput
+	$(MANAGE) export_catalog
+	$(MANAGE) sync_catalog
+
+run: catalog ## install, build and sync the packaged catalog, serve on http://127.0.0.1:8000
+	$(MANAGE) runserver --noreload $(HOST):$(PORT)
+
+test: install ## the whole test suite (browser tests run when Chromium is installed)
+	$(UV) run --frozen pytest
+
+worker: install ## a Celery worker against CELERY_BROKER_URL
+	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }
+	$(UV) run --frozen celery -A atlas worker --loglevel=INFO
+
+beat: install ## the Celery scheduler for ATLAS_SYNC_SCHEDULE (run exactly one)
+	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }
+	$(UV) run --frozen celery -A atlas beat --loglevel=INFO
+
+lint: install ## ruff check and format check
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+
+format: install ## apply ruff fixes and formatting
+	$(UV) run --frozen ruff check --fix .
+	$(UV) run --frozen ruff format .
+
+bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make test
+	$(UV) run --frozen python benchmarks/sync.py
+
+clean: ## remove generated files (the environment, the SQLite database, dist/)
+	rm -rf .venv .tools dist var staticfiles test-artifacts

@@ -1,0 +1,10 @@
+class SourceIdConverter:
+    """Source IDs contain ':', '/', '.', spaces (percent-encoded in URLs): match the rest of the path."""
+
+    regex = ".+"
+
+    def to_python(self, value: str) -> str:
+        return value
+
+    def to_url(self, value: str) -> str:
+        return value

@@ -1,0 +1,162 @@
+"""The display state of a source (catalog.md §9): the one definition of what the catalog shows.
+
+``compute_display_state`` is pure: payload + curated columns + context in, the denormalised columns
+out. The write services store its result on the source row so reads filter and sort in SQL.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+CURATED_FIELDS = (
+    "quality", "difficulty", "traces", "review_date", "review_id",
+    "review_source_revision", "review_verifier_revision",
+)  # fmt: skip
+SEARCH_FIELDS = (
+    "display_name", "canonical_source", "name", "family", "dataset_id", "notes", "origin",
+)  # fmt: skip
+
+DISPLAY_COLUMNS = (
+    "effective_quality", "review_applicability", "review_stale", "open_issue_count",
+    "difficulty_status", "difficulty_text", "difficulty_summary", "large_solve_rate",
+    "large_solved", "large_verified", "display_review_id", "display_review_date",
+    "display_review_date_text", "display_traces", "grading_tracking", "review_grading_revision",
+    "search_text", "display_name", "display_name_key", "task_count", "family", "type", "turns",
+    "is_benchmark", "status", "kind", "canonical_source",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class DisplayContext:
+    """What the display state needs beyond the row itself, gathered in bulk by the caller."""
+
+    open_issue_count: int = 0
+    has_grading_binding: bool = False
+    valid_grading_binding: bool = False
+    difficulty: dict[str, Any] | None = field(default=None)
+
+
+EMPTY_CONTEXT = DisplayContext()
+
+
+def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
+    """reviews.md §10.1: curated values win when the row has a curated review or that column."""
+    has_review = curated.get("review_id") is not None
+    result = {}
+    for name in CURATED_FIELDS:
+        value = curated.get(name)
+        result[name] = value if has_review or value is not None else payload.get(name)
+    return result
+
+
+def search_text(payload: dict[str, Any]) -> str:
+    parts = [payload.get(name) or "" for name in SEARCH_FIELDS]
+    parts.extend(payload.get("tags") or [])
+    return " ".join(str(part) for part in parts if part).lower()
+
+
+def parse_review_date(value: Any) -> dt.datetime | None:
+    if value is None or isinstance(value, dt.datetime):
+        return value
+    text = str(value)
+    try:
+        if len(text) == 10:
+            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), tzinfo=dt.UTC)
+        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def review_date_text(value: Any) -> str | None:
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return str(value)
+
+
+def compute_display_state(
+    *,
+    payload: dict[str, Any],
+    curated: dict[str, Any],
+    active: bool,
+    context: DisplayContext = EMPTY_CONTEXT,
+) -> dict[str, Any]:
+    shown = overlay(payload=payload, curated=curated)
+    current_data_revision = payload.get("dataset_revision")
+    grading_revision = payload.get("grading_revision")
+
+    tracking = "source-specific" if context.has_grading_binding else "legacy"
+    if tracking == "legacy":
+        reviewed_verifier = shown["review_verifier_revision"]
+        verifier_changed = (
+            reviewed_verifier is not None and reviewed_verifier != payload.get("verifier_revision")
+        )
+    else:
+        verifier_changed = not context.valid_grading_binding
+    reviewed_data = shown["review_source_revision"]
+    stale = (reviewed_data is not None and reviewed_data != current_data_revision) or verifier_changed
+    if stale:
+        applicability = "stale"
+    elif reviewed_data is None:
+        applicability = "unknown"
+    else:
+        applicability = "current"
+
+    quality = None if stale else shown["quality"]
+    if context.open_issue_count:
+        quality = "bad" if curated.get("quality") == "bad" else "some_issues"
+
+    summary = context.difficulty if (active and quality == "good") else None
+    summary_status = summary.get("status") if summary else None
+    large = _current_large(summary)
+
+    display_name = payload.get("display_name") or ""
+    return {
+        "effective_quality": quality,
+        "review_applicability": applicability,
+        "review_stale": stale,
+        "open_issue_count": context.open_issue_count,
+        "difficulty_status": summary_status,
+        "difficulty_text": summary.get("text") if summary else None,
+        "difficulty_summary": summary,
+        "large_solve_rate": large[0],
+        "large_solved": large[1],
+        "large_verified": large[2],
+        "display_review_id": shown["review_id"],
+        "display_review_date": parse_review_date(shown["review_date"]),
+        "display_review_date_text": review_date_text(shown["review_date"]),
+        "display_traces": shown["traces"],
+        "grading_tracking": tracking,
+        "review_grading_revision": grading_revision
+        if tracking == "source-specific" and context.valid_grading_binding
+        else None,
+        "search_text": search_text(payload),
+        "display_name": display_name,
+        "display_name_key": display_name.lower(),
+        "task_count": payload.get("task_count"),
+        "family": payload.get("family") or "",
+        "type": payload.get("type") or "",
+        "turns": payload.get("turns") or "",
+        "is_benchmark": bool(payload.get("is_benchmark")),
+        "status": payload.get("status") or "Available",
+        "kind": payload.get("kind") or "Dataset",
+        "canonical_source": payload.get("canonical_source"),
+    }
+
+
+def _current_large(summary: dict[str, Any] | None) -> tuple[float | None, int | None, int | None]:
+    """difficulty.md §11.1: only a current summary's current Large model feeds filters and sorts."""
+    if not summary or summary.get("status") != "current":
+        return None, None, None
+    for model in summary.get("models", []):
+        if model.get("size") == "large" and model.get("measurement_status") == "current":
+            solved, verified = model.get("solved"), model.get("verified")
+            rate = model.get("solve_rate")
+            if rate is None and isinstance(verified, int) and verified > 0:
+                rate = solved / verified
+            return rate, solved, verified
+    return None, None, None

@@ -1,0 +1,40 @@
+"""Whole-file parquet row counts of a local Hugging Face snapshot (catalog.md §11)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+
+class InputCountError(Exception):
+    """A precondition failed; the message names the file and what is wrong."""
+
+
+def count_parquet_rows(*, snapshot: Path, revision: str, files: str) -> dict[str, int]:
+    """Check every matching file's download revision, then count rows from parquet footers only."""
+    snapshot = Path(snapshot)
+    if not snapshot.is_dir():
+        raise InputCountError(f"Snapshot directory not found: {snapshot}")
+    matches = sorted(
+        path for path in snapshot.glob(files) if path.is_file() and ".cache" not in path.parts
+    )
+    if not matches:
+        raise InputCountError(f"No parquet inputs match {files}")
+    relative = [path.relative_to(snapshot).as_posix() for path in matches]
+    metadata_root = snapshot / ".cache" / "huggingface" / "download"
+    for name in relative:
+        metadata = metadata_root / f"{name}.metadata"
+        if not metadata.is_file():
+            raise InputCountError(f"{name}: download metadata not found")
+        lines = metadata.read_text(encoding="utf-8").splitlines()
+        found = lines[0].strip() if lines else ""
+        if found != revision:
+            raise InputCountError(f"{name}: expected revision {revision}, found {found}")
+    counts = {}
+    for name, path in zip(relative, matches, strict=True):
+        try:
+            counts[name] = pq.read_metadata(path).num_rows
+        except Exception as exc:  # pyarrow raises several types for corrupt footers
+            raise InputCountError(f"{name}: not a readable parquet file: {exc}") from None
+    return dict(sorted(counts.items()))

@@ -1,0 +1,167 @@
+"""The saved inventory: sources (synced payload + curated columns + display-state cache), refresh
+status per origin, and the history of refresh runs."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import Q
+
+
+class Quality(models.TextChoices):
+    GOOD = "good", "Good"
+    SOME_ISSUES = "some_issues", "Some issues"
+    BAD = "bad", "Bad"
+
+
+class Applicability(models.TextChoices):
+    CURRENT = "current", "Current"
+    STALE = "stale", "Stale"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class MeasurementStatus(models.TextChoices):
+    CURRENT = "current", "Current"
+    HISTORICAL = "historical", "Historical"
+    INVALID = "invalid", "Invalid"
+
+
+class Source(models.Model):
+    """One source ID ever seen. Never deleted: a source missing from the catalog is retired."""
+
+    id = models.TextField(primary_key=True)
+    origin = models.TextField(db_index=True)
+    payload = models.JSONField()
+    active = models.BooleanField(default=True)
+
+    # Curated columns: written by publication, defect handling and guarded admin edits — never a sync.
+    quality = models.TextField(choices=Quality.choices, null=True, blank=True)
+    difficulty = models.TextField(null=True, blank=True)
+    traces = models.IntegerField(null=True, blank=True)
+    review_date = models.DateTimeField(null=True, blank=True)
+    review_id = models.TextField(null=True, blank=True)
+    review_source_revision = models.TextField(null=True, blank=True)
+    review_verifier_revision = models.TextField(null=True, blank=True)
+
+    # Display-state cache (catalog.md §9.2), recomputed by atlas.display_state on every write that
+    # can change it; the page, API and CSV filter, sort and count on these columns in SQL.
+    effective_quality = models.TextField(choices=Quality.choices, null=True, blank=True)
+    review_applicability = models.TextField(choices=Applicability.choices, null=True, blank=True)
+    review_stale = models.BooleanField(default=False)
+    open_issue_count = models.IntegerField(default=0)
+    difficulty_status = models.TextField(choices=MeasurementStatus.choices, null=True, blank=True)
+    difficulty_text = models.TextField(null=True, blank=True)
+    difficulty_summary = models.JSONField(null=True, blank=True)
+    large_solve_rate = models.FloatField(null=True, blank=True)
+    large_solved = models.IntegerField(null=True, blank=True)
+    large_verified = models.IntegerField(null=True, blank=True)
+    display_review_id = models.TextField(null=True, blank=True)
+    display_review_date = models.DateTimeField(null=True, blank=True)
+    display_review_date_text = models.TextField(null=True, blank=True)
+    display_traces = models.IntegerField(null=True, blank=True)
+    grading_tracking = models.TextField(default="legacy")
+    review_grading_revision = models.TextField(null=True, blank=True)
+    search_text = models.TextField(default="")
+    display_name = models.TextField(default="")
+    display_name_key = models.TextField(default="", db_index=True)
+    task_count = models.BigIntegerField(null=True, blank=True)
+    family = models.TextField(default="")
+    type = models.TextField(default="")
+    turns = models.TextField(default="")
+    is_benchmark = models.BooleanField(default=False)
+    status = models.TextField(default="Available")
+    kind = models.TextField(default="Dataset")
+    canonical_source = models.TextField(null=True, blank=True)
+
+    class Meta:
+        db_table = "catalog_sources"
+        ordering = ["id"]
+        permissions = [("refresh_catalog", "Can synchronise the catalog with its artifact")]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(quality__isnull=True) | Q(quality__in=Quality.values),
+                name="catalog_sources_quality_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(effective_quality__isnull=True)
+                | Q(effective_quality__in=Quality.values),
+                name="catalog_sources_effective_quality_valid",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["active", "status"], name="catalog_src_active_status"),
+            models.Index(fields=["active", "origin"], name="catalog_src_active_origin"),
+            models.Index(fields=["effective_quality"], name="catalog_src_eff_quality"),
+            models.Index(fields=["family"], name="catalog_src_family"),
+            models.Index(fields=["large_solve_rate"], name="catalog_src_large_rate"),
+            models.Index(fields=["task_count"], name="catalog_src_task_count"),
+            models.Index(fields=["display_review_date"], name="catalog_src_review_date"),
+        ]
+
+    def __str__(self) -> str:
+        return self.id
+
+
+class Refresh(models.Model):
+    """Sync status of one origin (catalog.md §7.2)."""
+
+    origin = models.TextField(primary_key=True)
+    revision = models.TextField()
+    revised_at = models.TextField(null=True, blank=True)
+    checked_at = models.DateTimeField()
+    synced_at = models.DateTimeField()
+    error = models.TextField(null=True, blank=True)
+    row_count = models.IntegerField(default=0)
+
+    class Meta:
+        db_table = "catalog_refreshes"
+        ordering = ["origin"]
+
+    def __str__(self) -> str:
+        return f"{self.origin} @ {self.revision[:8]}"
+
+
+class RefreshRun(models.Model):
+    """One sync attempt that validated or failed (busy attempts write nothing)."""
+
+    class Trigger(models.TextChoices):
+        COMMAND = "command"
+        TASK = "task"
+        SCHEDULE = "schedule"
+        PAGE_OPEN = "page_open"
+        BUTTON = "button"
+        API = "api"
+
+    class Outcome(models.TextChoices):
+        SYNCED = "synced"
+        UNCHANGED = "unchanged"
+        FAILED = "failed"
+
+    started_at = models.DateTimeField()
+    finished_at = models.DateTimeField()
+    trigger = models.TextField(choices=Trigger.choices)
+    forced = models.BooleanField(default=False)
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    outcome = models.TextField(choices=Outcome.choices)
+    catalog_revision = models.TextField(null=True, blank=True)
+    results = models.JSONField(default=list)
+    retired_origins = models.JSONField(default=list)
+    rows_written = models.IntegerField(default=0)
+    error = models.TextField(null=True, blank=True)
+
+    class Meta:
+        db_table = "catalog_refresh_runs"
+        ordering = ["-started_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(outcome__in=["synced", "unchanged", "failed"]),
+                name="catalog_refresh_runs_outcome_valid",
+            ),
+            models.CheckConstraint(
+                condition=~Q(outcome="failed") | Q(error__isnull=False),
+                name="catalog_refresh_runs_failed_has_error",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.started_at:%Y-%m-%d %H:%M} {self.trigger} {self.outcome}"

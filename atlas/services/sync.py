@@ -1,0 +1,187 @@
+"""The one sync service: validate the whole artifact, then reconcile the saved inventory with it in
+one transaction under the catalog-refresh lock (catalog.md §6–§8)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
+from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, EMPTY_CONTEXT
+from atlas.locks import catalog_refresh_lock
+from atlas.models import Refresh, RefreshRun, Source
+from atlas.services.display import display_columns_for, gather_contexts, refresh_display_state
+
+BATCH_SIZE = 1000
+BUSY_MESSAGE = "Another visitor is refreshing the catalog. Your saved data remains available."
+BUSY_RESULT = {"busy": True, "message": BUSY_MESSAGE}
+UPSERT_FIELDS = ["origin", "payload", "active", *DISPLAY_COLUMNS]
+
+
+class SyncRejected(Exception):
+    """The artifact is invalid; the message is the exact §6 text. A failed run was recorded."""
+
+    def __init__(self, message: str, run_id: int) -> None:
+        super().__init__(message)
+        self.run_id = run_id
+
+
+def sync_catalog(
+    *, catalog_path: Path, force: bool, trigger: str, user_id: int | None = None
+) -> dict[str, Any]:
+    """Run one sync and return the result payload of §8.6, or the busy object of §8.2."""
+    started_at = timezone.now()
+    try:
+        catalog = load_catalog(Path(catalog_path))
+    except CatalogInvalid as exc:
+        run = _record_failure(started_at, trigger, force, user_id, str(exc), revision=None)
+        raise SyncRejected(str(exc), run.id) from exc
+    try:
+        with transaction.atomic(), catalog_refresh_lock() as acquired:
+            if not acquired:
+                return dict(BUSY_RESULT)
+            return _reconcile(catalog, force, trigger, user_id, started_at)
+    except Exception as exc:
+        _record_failure(started_at, trigger, force, user_id, f"Sync failed: {exc}", catalog.revision)
+        raise
+
+
+def _record_failure(started_at, trigger, force, user_id, message, revision) -> RefreshRun:
+    with transaction.atomic():
+        return RefreshRun.objects.create(
+            started_at=started_at,
+            finished_at=timezone.now(),
+            trigger=trigger,
+            forced=force,
+            user_id=user_id,
+            outcome=RefreshRun.Outcome.FAILED,
+            catalog_revision=revision,
+            error=message,
+        )
+
+
+def _reconcile(
+    catalog: ValidatedCatalog, force: bool, trigger: str, user_id: int | None, started_at
+) -> dict[str, Any]:
+    now = timezone.now()
+    previous = dict(Refresh.objects.values_list("origin", "revision"))
+    results = []
+    rows_written = 0
+    touched_ids: set[str] = set()
+    for snapshot in catalog.snapshots:
+        changed = force or previous.get(snapshot.origin) != snapshot.revision
+        if changed:
+            written, retired_ids = _rewrite_origin(snapshot)
+            rows_written += written
+            touched_ids.update(retired_ids)
+            Refresh.objects.update_or_create(
+                origin=snapshot.origin,
+                defaults={
+                    "revision": snapshot.revision,
+                    "revised_at": snapshot.revised_at,
+                    "checked_at": now,
+                    "synced_at": now,
+                    "row_count": len(snapshot.rows),
+                    "error": None,
+                },
+            )
+        else:
+            Refresh.objects.filter(origin=snapshot.origin).update(checked_at=now, error=None)
+        results.append({"origin": snapshot.origin, "revision": snapshot.revision, "changed": changed})
+
+    present = {snapshot.origin for snapshot in catalog.snapshots}
+    known = set(Source.objects.values_list("origin", flat=True).distinct()) | set(previous)
+    retired_origins = sorted(known - present)
+    if retired_origins:
+        retired = list(
+            Source.objects.filter(origin__in=retired_origins, active=True).values_list(
+                "id", flat=True
+            )
+        )
+        for start in range(0, len(retired), BATCH_SIZE):
+            Source.objects.filter(id__in=retired[start : start + BATCH_SIZE]).update(active=False)
+        touched_ids.update(retired)
+        Refresh.objects.filter(origin__in=retired_origins).delete()
+    if force:
+        # Rows of the artifact were recomputed above; a forced sync re-applies the display rules
+        # to every other (retired) source too.
+        touched_ids.update(Source.objects.filter(active=False).values_list("id", flat=True))
+    if touched_ids:
+        rows_written += refresh_display_state(source_ids=sorted(touched_ids))
+
+    any_changed = any(item["changed"] for item in results) or bool(retired_origins)
+    run = RefreshRun.objects.create(
+        started_at=started_at,
+        finished_at=timezone.now(),
+        trigger=trigger,
+        forced=force,
+        user_id=user_id,
+        outcome=RefreshRun.Outcome.SYNCED if any_changed else RefreshRun.Outcome.UNCHANGED,
+        catalog_revision=catalog.revision,
+        results=results,
+        retired_origins=retired_origins,
+        rows_written=rows_written,
+    )
+    return {
+        "busy": False,
+        "revision": catalog.revision,
+        "results": results,
+        "retired_origins": retired_origins,
+        "run": run.id,
+    }
+
+
+def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
+    """Upsert the snapshot's rows and retire this origin's rows missing from it.
+
+    Rows whose payload, activity and display state would not change are skipped, so a rewrite
+    costs writes only for what differs; reads and writes are batched, never one query per row.
+    """
+    snapshot_ids = {row["id"] for row in snapshot.rows}
+    active_here = Source.objects.filter(origin=snapshot.origin, active=True).values_list(
+        "id", flat=True
+    )
+    missing = sorted(set(active_here) - snapshot_ids)
+    for start in range(0, len(missing), BATCH_SIZE):
+        Source.objects.filter(id__in=missing[start : start + BATCH_SIZE]).update(active=False)
+
+    written = 0
+    rows = snapshot.rows
+    for start in range(0, len(rows), BATCH_SIZE):
+        batch = rows[start : start + BATCH_SIZE]
+        ids = [row["id"] for row in batch]
+        existing = {
+            item["id"]: item
+            for item in Source.objects.filter(id__in=ids).values(
+                "id", "origin", "payload", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS
+            )
+        }
+        contexts = gather_contexts(source_ids=ids)
+        upserts = []
+        for row in batch:
+            stored = existing.get(row["id"])
+            curated = {name: stored[name] for name in CURATED_FIELDS} if stored else {}
+            state = display_columns_for(
+                payload=row,
+                curated=curated,
+                active=True,
+                context=contexts.get(row["id"], EMPTY_CONTEXT),
+            )
+            if stored and _unchanged(stored, row, snapshot.origin, state):
+                continue
+            upserts.append(Source(id=row["id"], origin=snapshot.origin, payload=row, active=True, **state))
+        if upserts:
+            Source.objects.bulk_create(
+                upserts, update_conflicts=True, unique_fields=["id"], update_fields=UPSERT_FIELDS
+            )
+            written += len(upserts)
+    return written, missing
+
+
+def _unchanged(stored: dict[str, Any], row: dict[str, Any], origin: str, state: dict[str, Any]) -> bool:
+    if not stored["active"] or stored["origin"] != origin or stored["payload"] != row:
+        return False
+    return all(stored[name] == value for name, value in state.items())

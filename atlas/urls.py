@@ -1,0 +1,14 @@
+from django.contrib import admin
+from django.urls import include, path, register_converter
+
+from atlas import converters, views
+
+register_converter(converters.SourceIdConverter, "source_id")
+
+urlpatterns = [
+    path("", views.catalog_page, name="catalog"),
+    path("healthz", views.healthz, name="healthz"),
+    path("accounts/", include("django.contrib.auth.urls")),
+    path("admin/", admin.site.urls),
+    path("api/", include("atlas.api_urls")),
+]

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class DifficultyConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "difficulty"
+    verbose_name = "Difficulty measurements"

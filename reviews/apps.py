@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class ReviewsConfig(AppConfig):
+    default_auto_field = "django.db.models.BigAutoField"
+    name = "reviews"
+    verbose_name = "Quality reviews"

@@ -1,0 +1,89 @@
+"""Shared fixtures: catalog rows and artifacts built with the product's own export code."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from atlas.catalog_artifact import catalog_revision, write_document
+from atlas.definitions import derived_fields, load_rows
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED_DATA = ROOT.parent / "shared" / "data"
+DEFINITIONS = ROOT / "fixtures" / "sources"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_settings(settings, tmp_path_factory):
+    settings.ATLAS_SYNC_LOCK_DIR = tmp_path_factory.mktemp("locks")
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.ATLAS_PUBLIC_URL = "http://atlas.test"
+
+
+def make_row(source_id: str = "MarinSkyRL:example", **overrides: Any) -> dict[str, Any]:
+    """A valid exported row (catalog.md §5) with derived fields consistent with its tags."""
+    origin, _, key = source_id.partition(":")
+    tags = overrides.pop("tags", ["rlvr", "single-turn"])
+    row: dict[str, Any] = {
+        "id": source_id,
+        "name": key,
+        "display_name": overrides.pop("display_name", f"example/{key}"),
+        "origin": origin,
+        "family": "math-answer",
+        "tags": tags,
+        "task_count": 100,
+        "notes": "",
+        "dataset_id": f"example/{key}",
+        "dataset_revision": "a" * 40,
+        "url": f"https://huggingface.co/datasets/example/{key}",
+        "canonical_source": f"example/{key}",
+        "canonical_url": f"https://huggingface.co/datasets/example/{key}",
+        "verifier_name": "gsm8k",
+        "verifier_revision": "b" * 64,
+        "verifier_url": "",
+        **derived_fields(tags),
+        "pipeline": None,
+        "quality": None,
+        "review_url": None,
+        "review_date": None,
+        "review_source_revision": None,
+        "review_verifier_revision": None,
+        "difficulty": None,
+        "traces": None,
+    }
+    row.update(overrides)
+    return row
+
+
+@pytest.fixture
+def write_catalog(tmp_path) -> Callable[..., Path]:
+    counter = {"n": 0}
+
+    def write(rows: list[dict[str, Any]], **document: Any) -> Path:
+        counter["n"] += 1
+        path = tmp_path / f"catalog-{counter['n']}.json"
+        if document:
+            body = {"schema_version": 1, "revision": catalog_revision(rows), "sources": rows}
+            body.update(document)
+            path.write_text(json.dumps(body), encoding="utf-8")
+        else:
+            write_document(rows=sorted(rows, key=lambda r: r["id"]), output=path)
+        return path
+
+    return write
+
+
+@pytest.fixture(scope="session")
+def packaged_rows() -> list[dict[str, Any]]:
+    return load_rows(DEFINITIONS)
+
+
+@pytest.fixture
+def packaged_catalog(tmp_path, packaged_rows) -> Path:
+    path = tmp_path / "packaged-catalog.json"
+    write_document(rows=packaged_rows, output=path)
+    return path
