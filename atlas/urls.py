@@ -11,4 +11,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/", include("atlas.api_urls")),
+    path("api/", include("reviews.api_urls")),
+    path("api/", include("difficulty.api_urls")),
+    path("", include("reviews.urls")),
 ]

@@ -1,0 +1,3 @@
+"""Review pages (/reviews/...). Filled by the reviews work."""
+
+urlpatterns: list = []
