@@ -1,3 +1,8 @@
-"""Review API (/api/reviews/..., /api/verifier-issues/...). Filled by the reviews work."""
+"""Review API (/api/reviews/..., /api/verifier-issues/...)."""
 
-urlpatterns: list = []
+from django.urls import include, path
+
+urlpatterns: list = [
+    path("", include("reviews.read_api_urls")),
+    path("", include("reviews.defects_api_urls")),
+]

@@ -1,0 +1,3 @@
+"""Verifier-issue API (/api/verifier-issues/...)."""
+
+urlpatterns: list = []

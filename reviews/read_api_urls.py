@@ -1,0 +1,3 @@
+"""Public review reads: GET /api/reviews/<id>/ and /api/reviews/<id>/artifacts/<path>."""
+
+urlpatterns: list = []
