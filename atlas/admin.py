@@ -1,6 +1,9 @@
+from django import forms
 from django.contrib import admin
+from django.core.exceptions import ValidationError
 
-from atlas.models import Refresh, RefreshRun, Source
+from atlas.models import Quality, Refresh, RefreshRun, Source
+from atlas.services.curation import edit_curated_columns
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -14,8 +17,33 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
+class CuratedColumnsForm(forms.ModelForm):
+    """Only quality and difficulty are editable here, and only within the defect rules."""
+
+    quality = forms.ChoiceField(choices=[("", "— none —"), *Quality.choices], required=False)
+
+    class Meta:
+        model = Source
+        fields = ["quality", "difficulty"]
+
+    def clean(self):
+        from reviews.defects import DefectRuleError, check_curated_edit
+
+        cleaned = super().clean()
+        try:
+            check_curated_edit(
+                source_id=self.instance.pk,
+                quality=cleaned.get("quality") or None,
+                difficulty=cleaned.get("difficulty") or None,
+            )
+        except DefectRuleError as exc:
+            raise ValidationError(str(exc)) from None
+        return cleaned
+
+
 @admin.register(Source)
-class SourceAdmin(ReadOnlyAdmin):
+class SourceAdmin(admin.ModelAdmin):
+    form = CuratedColumnsForm
     list_display = ["id", "display_name", "origin", "status", "active", "effective_quality"]
     list_filter = ["origin", "active", "status", "effective_quality"]
     search_fields = ["id", "display_name", "search_text"]
@@ -25,6 +53,20 @@ class SourceAdmin(ReadOnlyAdmin):
         "review_date", "review_source_revision", "review_verifier_revision", "effective_quality",
         "review_applicability", "open_issue_count",
     ]  # fmt: skip
+    readonly_fields = [name for name in fields if name not in ("quality", "difficulty")]
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def save_model(self, request, obj, form, change):
+        edit_curated_columns(
+            source_id=obj.pk,
+            quality=form.cleaned_data.get("quality") or None,
+            difficulty=form.cleaned_data.get("difficulty") or None,
+        )
 
 
 @admin.register(Refresh)
@@ -34,6 +76,13 @@ class RefreshAdmin(ReadOnlyAdmin):
 
 @admin.register(RefreshRun)
 class RefreshRunAdmin(ReadOnlyAdmin):
-    list_display = ["started_at", "trigger", "forced", "outcome", "catalog_revision", "rows_written"]
+    list_display = [
+        "started_at",
+        "trigger",
+        "forced",
+        "outcome",
+        "catalog_revision",
+        "rows_written",
+    ]
     list_filter = ["outcome", "trigger", "forced"]
     readonly_fields = [f.name for f in RefreshRun._meta.fields]

@@ -1,0 +1,261 @@
+"""Confirmed verifier defects: confirmation, demotion and validated resolution (defects.md).
+
+The one place these rules live. Every entry point (command, API, admin) calls
+``confirm_verifier_issue`` / ``resolve_verifier_issue``; ``check_curated_edit`` guards the curated
+columns against edits that would break the open-defect invariant (§5.2).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from atlas.models import Source
+from atlas.services.display import refresh_display_state
+from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
+
+GITHUB_ISSUE_RE = re.compile(
+    r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*$"
+)
+RESOLUTION_PREFIX = (
+    "Resolve verifier defects with a fresh native review and applicable fix evidence: "
+)
+CAP_MESSAGE = (
+    "Open verifier defects cap this source at Some issues; resolve them with a fresh native "
+    "review, then publish a new rating"
+)
+WITHHELD_MESSAGE = "Open verifier defects withhold difficulty"
+
+
+class DefectRuleError(Exception):
+    """A defect rule refused the request; ``str(exc)`` is the exact message of defects.md."""
+
+
+@dataclass(frozen=True)
+class _Unset:
+    pass
+
+
+UNSET: Any = _Unset()
+
+
+def open_issue_count(*, source_id: str) -> int:
+    return VerifierIssue.objects.filter(
+        source_id=source_id, status=VerifierIssue.Status.OPEN
+    ).count()
+
+
+def demoted_quality(current: str | None) -> str:
+    """§5.1: Bad is kept; anything else (including unreviewed) becomes Some issues."""
+    return "bad" if current == "bad" else "some_issues"
+
+
+# --- confirmation (§3) ---------------------------------------------------------------------------
+
+
+def validate_confirmation(
+    *, source_id: str, issue_url: str, review_id: str
+) -> tuple[Source, Review]:
+    source = Source.objects.filter(id=source_id).first()
+    if source is None:
+        raise DefectRuleError(f"Source not found: {source_id}")
+    if not GITHUB_ISSUE_RE.match(issue_url or ""):
+        raise DefectRuleError(f"Verifier issues must link a GitHub issue: {issue_url}")
+    review = Review.objects.filter(id=review_id).first()
+    if review is None:
+        raise DefectRuleError("Review not found")
+    if review.source_id != source.id:
+        raise DefectRuleError("The confirming review belongs to another source")
+    reviews = _reviews_of(review)
+    defect_reviews = [
+        r
+        for r in reviews
+        if _attributes(r).get("review_pool_role") == "verifier_defect"
+        and any(f.get("kind") == "issue" for f in r.get("findings") or [])
+    ]
+    if not defect_reviews:
+        raise DefectRuleError(
+            "A confirmed defect needs a verifier_defect review in the source's review pool"
+        )
+    named = [_attributes(r).get("issue_url") for r in defect_reviews]
+    if all(url is not None and url != issue_url for url in named):
+        raise DefectRuleError("The verifier_defect review names a different issue")
+    if not any(
+        r.get("method") == "runtime_execution" and r.get("tests_executed") is True for r in reviews
+    ):
+        raise DefectRuleError("A confirmed defect needs a native execution that reproduces it")
+    existing = VerifierIssue.objects.filter(source_id=source.id, issue_url=issue_url).first()
+    if existing is not None and existing.status == VerifierIssue.Status.OPEN:
+        raise DefectRuleError("This defect is already recorded for the source")
+    if existing is not None:
+        raise DefectRuleError(
+            "This issue was already resolved for the source; record a regression under a new "
+            "GitHub issue"
+        )
+    return source, review
+
+
+def confirm_verifier_issue(
+    *, source_id: str, issue_url: str, review_id: str, user=None
+) -> VerifierIssue:
+    """Record an open defect and demote the source, in one transaction under a source row lock."""
+    with transaction.atomic():
+        Source.objects.select_for_update().filter(id=source_id).first()
+        source, review = validate_confirmation(
+            source_id=source_id, issue_url=issue_url, review_id=review_id
+        )
+        now = timezone.now()
+        issue = VerifierIssue.objects.create(
+            source=source,
+            issue_url=issue_url,
+            review=review,
+            status=VerifierIssue.Status.OPEN,
+            created_at=now,
+            updated_at=now,
+            created_by=user if getattr(user, "pk", None) else None,
+        )
+        Source.objects.filter(id=source.id).update(
+            quality=demoted_quality(source.quality), difficulty=None
+        )
+        refresh_display_state(source_ids=[source.id])
+    return issue
+
+
+# --- resolution (§6) -----------------------------------------------------------------------------
+
+
+def _refuse(reason: str) -> DefectRuleError:
+    return DefectRuleError(RESOLUTION_PREFIX + reason)
+
+
+def validate_resolution(*, issue: VerifierIssue | None, resolution_review_id: str) -> Review:
+    if issue is None or issue.status != VerifierIssue.Status.OPEN:
+        raise _refuse("the issue is not open")
+    review = Review.objects.filter(id=resolution_review_id).first()
+    if review is None or review.source_id != issue.source_id or review.kind != ReviewKind.RATING:
+        raise _refuse("the resolution review is not a published source review of this source")
+    if review.id == issue.review_id:
+        raise _refuse("the resolution review is the review that confirmed the defect")
+    if review.updated_at is None or review.updated_at <= issue.created_at:
+        raise _refuse("the resolution review is not newer than the defect")
+    reviews = _reviews_of(review)
+    artifact_paths = set(
+        ReviewArtifact.objects.filter(review=review).values_list("path", flat=True)
+    )
+    if not any(_is_verified_native_run(r, artifact_paths) for r in reviews):
+        raise _refuse("no verified native runtime_execution review with tests_executed true")
+    source = Source.objects.get(id=issue.source_id)
+    reason = _entry_failure(
+        reviews,
+        issue_url=issue.issue_url,
+        dataset_revision=source.payload.get("dataset_revision"),
+        verifier_revision=source.payload.get("verifier_revision"),
+    )
+    if reason:
+        raise _refuse(reason)
+    return review
+
+
+def resolve_verifier_issue(
+    *, issue_id: int | None = None, source_id: str | None = None, issue_url: str | None = None,
+    resolution_review_id: str, user=None,
+) -> VerifierIssue:  # fmt: skip
+    """Resolve an open defect with a validated fix; never restores a rating by itself (§7)."""
+    with transaction.atomic():
+        lookup = {"id": issue_id} if issue_id is not None else {
+            "source_id": source_id, "issue_url": issue_url
+        }  # fmt: skip
+        issue = VerifierIssue.objects.filter(**lookup).first()
+        if issue is not None:
+            Source.objects.select_for_update().filter(id=issue.source_id).first()
+            issue = VerifierIssue.objects.select_for_update().get(pk=issue.pk)
+        review = validate_resolution(issue=issue, resolution_review_id=resolution_review_id)
+        issue.status = VerifierIssue.Status.RESOLVED
+        issue.resolution_review = review
+        issue.updated_at = timezone.now()
+        issue.resolved_by = user if getattr(user, "pk", None) else None
+        issue.save(update_fields=["status", "resolution_review", "updated_at", "resolved_by"])
+        refresh_display_state(source_ids=[issue.source_id])
+    return issue
+
+
+def _is_verified_native_run(review: dict[str, Any], artifact_paths: set[str]) -> bool:
+    attributes = _attributes(review)
+    verification = attributes.get("verification")
+    return (
+        review.get("method") == "runtime_execution"
+        and review.get("tests_executed") is True
+        and isinstance(verification, dict)
+        and verification.get("status") == "verified"
+        and isinstance(attributes.get("execution_path"), str)
+        and attributes["execution_path"] != ""
+        and any(
+            item.get("snapshot_path") in artifact_paths for item in review.get("evidence") or []
+        )
+    )
+
+
+ENTRY_CHECKS = (
+    ("verifier_revision_recorded", "the entry does not record verifier_revision"),
+    ("dataset_revision", "the entry covers a different dataset revision"),
+    ("verifier_revision", "the entry covers a different verifier revision"),
+    ("fix_validated", "fix_validated is not true"),
+)
+
+
+def _entry_failure(
+    reviews: list[dict[str, Any]], *, issue_url: str, dataset_revision, verifier_revision
+) -> str | None:
+    """None when one entry is fully valid, else the reason of the closest entry (§6.6)."""
+    entries = [
+        entry
+        for review in reviews
+        for entry in _attributes(review).get("resolved_verifier_issues") or []
+        if isinstance(entry, dict) and entry.get("issue_url") == issue_url
+    ]
+    if not entries:
+        return f"no resolved_verifier_issues entry for {issue_url}"
+    best_index = -1
+    for entry in entries:
+        passed = {
+            "verifier_revision_recorded": "verifier_revision" in entry,
+            "dataset_revision": entry.get("dataset_revision") is not None
+            and entry.get("dataset_revision") == dataset_revision,
+            "verifier_revision": "verifier_revision" in entry
+            and entry.get("verifier_revision") == verifier_revision,
+            "fix_validated": entry.get("fix_validated") is True,
+        }
+        first_failure = next(
+            (i for i, (key, _) in enumerate(ENTRY_CHECKS) if not passed[key]), None
+        )
+        if first_failure is None:
+            return None
+        best_index = max(best_index, first_failure)
+    return ENTRY_CHECKS[best_index][1]
+
+
+# --- the invariant for curated edits (§5.2.4) ----------------------------------------------------
+
+
+def check_curated_edit(*, source_id: str, quality: Any = UNSET, difficulty: Any = UNSET) -> None:
+    """Refuse a curated edit that would show Good or a current difficulty during an open defect."""
+    if not open_issue_count(source_id=source_id):
+        return
+    if quality is not UNSET and quality not in ("some_issues", "bad"):
+        raise DefectRuleError(CAP_MESSAGE)
+    if difficulty is not UNSET and difficulty not in (None, ""):
+        raise DefectRuleError(WITHHELD_MESSAGE)
+
+
+def _reviews_of(review: Review) -> list[dict[str, Any]]:
+    items = (review.collection or {}).get("reviews") or []
+    return [item for item in items if isinstance(item, dict)]
+
+
+def _attributes(review: dict[str, Any]) -> dict[str, Any]:
+    attributes = review.get("attributes")
+    return attributes if isinstance(attributes, dict) else {}

@@ -1,0 +1,153 @@
+"""Admin for confirmed verifier defects: confirm through a form, resolve through an action page.
+Both go through reviews.defects; the admin never edits ``status`` directly."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.shortcuts import get_object_or_404, redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from reviews.defects import (
+    DefectRuleError,
+    confirm_verifier_issue,
+    resolve_verifier_issue,
+    validate_confirmation,
+    validate_resolution,
+)
+from reviews.models import VerifierIssue
+
+
+class ConfirmDefectForm(forms.ModelForm):
+    confirming_review_id = forms.CharField(label="Confirming review id", max_length=64)
+
+    class Meta:
+        model = VerifierIssue
+        fields = ["source", "issue_url"]
+
+    def clean(self):
+        cleaned = super().clean()
+        source = cleaned.get("source")
+        if source is None or not cleaned.get("issue_url"):
+            return cleaned
+        try:
+            validate_confirmation(
+                source_id=source.pk,
+                issue_url=cleaned["issue_url"],
+                review_id=cleaned.get("confirming_review_id", ""),
+            )
+        except DefectRuleError as exc:
+            raise ValidationError(str(exc)) from None
+        return cleaned
+
+
+class ResolveDefectForm(forms.Form):
+    resolution_review_id = forms.CharField(label="Resolution review id", max_length=64)
+
+    def __init__(self, *args, issue: VerifierIssue, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.issue = issue
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("resolution_review_id"):
+            try:
+                validate_resolution(
+                    issue=self.issue, resolution_review_id=cleaned["resolution_review_id"]
+                )
+            except DefectRuleError as exc:
+                raise ValidationError(str(exc)) from None
+        return cleaned
+
+
+@admin.register(VerifierIssue)
+class VerifierIssueAdmin(admin.ModelAdmin):
+    list_display = ["source", "issue_url", "status", "created_at", "resolution_review"]
+    list_filter = ["status"]
+    search_fields = ["source__id", "issue_url"]
+    readonly_fields = [
+        "source", "issue_url", "review", "status", "resolution_review", "created_at",
+        "updated_at", "created_by", "resolved_by", "resolve_link",
+    ]  # fmt: skip
+    raw_id_fields = ["source"]
+
+    def _can_manage(self, request) -> bool:
+        return request.user.has_perm("reviews.manage_verifier_issues")
+
+    def has_add_permission(self, request):
+        return self._can_manage(request)
+
+    def has_change_permission(self, request, obj=None):
+        return request.user.is_staff
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is None:
+            kwargs["form"] = ConfirmDefectForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_fields(self, request, obj=None):
+        if obj is None:
+            return ["source", "issue_url", "confirming_review_id"]
+        return self.readonly_fields
+
+    def get_readonly_fields(self, request, obj=None):
+        return [] if obj is None else self.readonly_fields
+
+    @admin.display(description="Resolution")
+    def resolve_link(self, obj):
+        if obj.status != VerifierIssue.Status.OPEN:
+            return "Resolved"
+        url = reverse("admin:reviews_verifierissue_resolve", args=[obj.pk])
+        return format_html('<a class="button" href="{}">Resolve verifier defect</a>', url)
+
+    def save_model(self, request, obj, form, change):
+        if change:
+            return
+        issue = confirm_verifier_issue(
+            source_id=form.cleaned_data["source"].pk,
+            issue_url=form.cleaned_data["issue_url"],
+            review_id=form.cleaned_data["confirming_review_id"],
+            user=request.user,
+        )
+        obj.pk = issue.pk
+        obj._state.adding = False
+
+    def get_urls(self):
+        return [
+            path(
+                "<int:issue_id>/resolve/",
+                self.admin_site.admin_view(self.resolve_view),
+                name="reviews_verifierissue_resolve",
+            ),
+            *super().get_urls(),
+        ]
+
+    def resolve_view(self, request, issue_id: int):
+        if not self._can_manage(request):
+            raise PermissionDenied
+        issue = get_object_or_404(VerifierIssue, pk=issue_id)
+        form = ResolveDefectForm(request.POST or None, issue=issue)
+        if request.method == "POST" and form.is_valid():
+            review_id = form.cleaned_data["resolution_review_id"]
+            try:
+                resolve_verifier_issue(
+                    issue_id=issue.pk, resolution_review_id=review_id, user=request.user
+                )
+            except DefectRuleError as exc:
+                form.add_error(None, str(exc))
+            else:
+                self.log_change(request, issue, f"Resolved with review {review_id}")
+                self.message_user(request, "Verifier defect resolved.", messages.SUCCESS)
+                return redirect("admin:reviews_verifierissue_change", issue.pk)
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Resolve verifier defect",
+            "issue": issue,
+            "form": form,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/reviews/verifierissue/resolve.html", context)

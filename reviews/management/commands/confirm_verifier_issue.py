@@ -1,0 +1,31 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from reviews.defects import DefectRuleError, confirm_verifier_issue
+from reviews.serializers_defects import issue_as_json
+
+
+class Command(BaseCommand):
+    help = (
+        "Record a confirmed verifier defect (a GitHub issue plus the supplemental review that "
+        "reproduces it) and demote the source: Good becomes Some issues, difficulty is withheld."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--atlas-id", required=True, help="the Atlas source ID")
+        parser.add_argument(
+            "--issue-url", required=True, help="https://github.com/<owner>/<repo>/issues/<n>"
+        )
+        parser.add_argument(
+            "--review-id", required=True, help="the published supplemental collection confirming it"
+        )
+
+    def handle(self, *args, atlas_id, issue_url, review_id, **options):
+        try:
+            issue = confirm_verifier_issue(
+                source_id=atlas_id, issue_url=issue_url, review_id=review_id
+            )
+        except DefectRuleError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(json.dumps(issue_as_json(issue), indent=2))

@@ -1,0 +1,33 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from reviews.defects import DefectRuleError, resolve_verifier_issue
+from reviews.serializers_defects import issue_as_json
+
+
+class Command(BaseCommand):
+    help = (
+        "Resolve an open verifier defect with a fresh native review proving a validated fix on "
+        "the current revisions. Resolution never restores Good by itself."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--atlas-id", required=True, help="the Atlas source ID")
+        parser.add_argument("--issue-url", required=True, help="the recorded GitHub issue URL")
+        parser.add_argument(
+            "--resolution-review-id",
+            required=True,
+            help="the published rating collection that validates the fix",
+        )
+
+    def handle(self, *args, atlas_id, issue_url, resolution_review_id, **options):
+        try:
+            issue = resolve_verifier_issue(
+                source_id=atlas_id,
+                issue_url=issue_url,
+                resolution_review_id=resolution_review_id,
+            )
+        except DefectRuleError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(json.dumps(issue_as_json(issue), indent=2))

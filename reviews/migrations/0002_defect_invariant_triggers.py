@@ -1,0 +1,128 @@
+"""Database triggers guaranteeing the open-defect invariant (defects.md §5.2.5) for every writer,
+including bulk updates and raw SQL. Services check first so users get clear messages; these
+triggers are the guarantee. A new Bad is allowed (it never shows Good); anything else is capped."""
+
+from django.db import migrations
+
+POSTGRES_INSTALL = [
+    """
+    CREATE OR REPLACE FUNCTION catalog_sources_defect_guard() RETURNS trigger AS $$
+    BEGIN
+        IF EXISTS (SELECT 1 FROM catalog_verifier_issues
+                   WHERE source_id = NEW.id AND status = 'open') THEN
+            IF NEW.quality = 'bad' OR (TG_OP = 'UPDATE' AND OLD.quality = 'bad') THEN
+                NEW.quality := 'bad';
+            ELSE
+                NEW.quality := 'some_issues';
+            END IF;
+            NEW.difficulty := NULL;
+        END IF;
+        RETURN NEW;
+    END;
+    $$ LANGUAGE plpgsql
+    """,
+    """
+    CREATE TRIGGER catalog_sources_defect_guard
+    BEFORE INSERT OR UPDATE OF quality, difficulty ON catalog_sources
+    FOR EACH ROW EXECUTE FUNCTION catalog_sources_defect_guard()
+    """,
+    """
+    CREATE OR REPLACE FUNCTION catalog_verifier_issues_demote() RETURNS trigger AS $$
+    BEGIN
+        IF NEW.status = 'open' THEN
+            UPDATE catalog_sources
+               SET quality = CASE WHEN quality = 'bad' THEN 'bad' ELSE 'some_issues' END,
+                   difficulty = NULL
+             WHERE id = NEW.source_id;
+        END IF;
+        RETURN NEW;
+    END;
+    $$ LANGUAGE plpgsql
+    """,
+    """
+    CREATE TRIGGER catalog_verifier_issues_demote
+    AFTER INSERT OR UPDATE ON catalog_verifier_issues
+    FOR EACH ROW EXECUTE FUNCTION catalog_verifier_issues_demote()
+    """,
+]
+POSTGRES_REMOVE = [
+    "DROP TRIGGER IF EXISTS catalog_verifier_issues_demote ON catalog_verifier_issues",
+    "DROP FUNCTION IF EXISTS catalog_verifier_issues_demote()",
+    "DROP TRIGGER IF EXISTS catalog_sources_defect_guard ON catalog_sources",
+    "DROP FUNCTION IF EXISTS catalog_sources_defect_guard()",
+]
+
+# SQLite cannot assign NEW in a BEFORE trigger: repair the row right after the write instead
+# (recursive triggers are off, so the repairing UPDATE does not fire these triggers again).
+_SQLITE_OPEN = (
+    "EXISTS (SELECT 1 FROM catalog_verifier_issues WHERE source_id = NEW.id AND status = 'open')"
+)
+_SQLITE_REPAIR = """
+    UPDATE catalog_sources
+       SET quality = CASE WHEN NEW.quality = 'bad' OR {old_bad} THEN 'bad' ELSE 'some_issues' END,
+           difficulty = NULL
+     WHERE id = NEW.id;
+"""
+SQLITE_INSTALL = [
+    f"""
+    CREATE TRIGGER catalog_sources_defect_guard_insert AFTER INSERT ON catalog_sources
+    WHEN {_SQLITE_OPEN}
+    BEGIN {_SQLITE_REPAIR.format(old_bad="0")} END
+    """,
+    f"""
+    CREATE TRIGGER catalog_sources_defect_guard_update
+    AFTER UPDATE OF quality, difficulty ON catalog_sources
+    WHEN {_SQLITE_OPEN}
+    BEGIN {_SQLITE_REPAIR.format(old_bad="OLD.quality = 'bad'")} END
+    """,
+    """
+    CREATE TRIGGER catalog_verifier_issues_demote_insert AFTER INSERT ON catalog_verifier_issues
+    WHEN NEW.status = 'open'
+    BEGIN
+        UPDATE catalog_sources
+           SET quality = CASE WHEN quality = 'bad' THEN 'bad' ELSE 'some_issues' END,
+               difficulty = NULL
+         WHERE id = NEW.source_id;
+    END
+    """,
+    """
+    CREATE TRIGGER catalog_verifier_issues_demote_update AFTER UPDATE ON catalog_verifier_issues
+    WHEN NEW.status = 'open'
+    BEGIN
+        UPDATE catalog_sources
+           SET quality = CASE WHEN quality = 'bad' THEN 'bad' ELSE 'some_issues' END,
+               difficulty = NULL
+         WHERE id = NEW.source_id;
+    END
+    """,
+]
+SQLITE_REMOVE = [
+    "DROP TRIGGER IF EXISTS catalog_verifier_issues_demote_update",
+    "DROP TRIGGER IF EXISTS catalog_verifier_issues_demote_insert",
+    "DROP TRIGGER IF EXISTS catalog_sources_defect_guard_update",
+    "DROP TRIGGER IF EXISTS catalog_sources_defect_guard_insert",
+]
+
+
+def _run(statements_by_vendor):
+    def apply(apps, schema_editor):
+        statements = statements_by_vendor.get(schema_editor.connection.vendor)
+        if statements is None:
+            raise RuntimeError(
+                f"No defect-invariant triggers for {schema_editor.connection.vendor}"
+            )
+        for statement in statements:
+            schema_editor.execute(statement)
+
+    return apply
+
+
+class Migration(migrations.Migration):
+    dependencies = [("reviews", "0001_initial")]
+
+    operations = [
+        migrations.RunPython(
+            _run({"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL}),
+            _run({"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE}),
+        )
+    ]
