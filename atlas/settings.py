@@ -184,6 +184,16 @@ ATLAS_DEFINITIONS_DIR = env_path("ATLAS_DEFINITIONS_DIR", BASE_DIR / "fixtures" 
 ATLAS_SYNC_SCHEDULE = os.environ.get("ATLAS_SYNC_SCHEDULE", "")
 ATLAS_PUBLIC_URL = os.environ.get("ATLAS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 ATLAS_SYNC_LOCK_DIR = env_path("ATLAS_SYNC_LOCK_DIR", BASE_DIR / "var")
+ATLAS_UNRATED_JUDGE_MODELS = env_list(
+    "ATLAS_UNRATED_JUDGE_MODELS", ["model:Qwen/Qwen3-Coder-30B-A3B-Instruct"]
+)
+ATLAS_MAX_PUBLICATION_BYTES = int(os.environ.get("ATLAS_MAX_PUBLICATION_BYTES", str(512 * 2**20)))
+ATLAS_MAX_ARTIFACT_BYTES = int(os.environ.get("ATLAS_MAX_ARTIFACT_BYTES", str(16 * 2**20)))
+ATLAS_DIFFICULTY_PROTOCOLS = env_path(
+    "ATLAS_DIFFICULTY_PROTOCOLS", BASE_DIR / "difficulty" / "protocols.toml"
+)
+# Uploaded archives are read into memory for validation before a worker imports them.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 2**20
 
 LOGGING = {
     "version": 1,
