@@ -11,7 +11,7 @@ UV := $(CURDIR)/.tools/bin/uv
 endif
 MANAGE := $(UV) run --frozen python manage.py
 
-.PHONY: help install run serve catalog demo test test-fast worker beat lint format bench clean
+.PHONY: help install run demo catalog test worker beat lint format bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -32,6 +32,10 @@ catalog: install ## migrate, export the packaged definitions and sync them
 	$(MANAGE) sync_catalog
 
 run: catalog ## install, build and sync the packaged catalog, serve on http://127.0.0.1:8000
+	$(MANAGE) runserver --noreload $(HOST):$(PORT)
+
+demo: catalog ## like run, plus example reviews and difficulty reports (clearly labelled examples)
+	$(MANAGE) publish_examples
 	$(MANAGE) runserver --noreload $(HOST):$(PORT)
 
 test: install ## the whole test suite (browser tests run when Chromium is installed)
@@ -55,6 +59,8 @@ format: install ## apply ruff fixes and formatting
 
 bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make test
 	$(UV) run --frozen python benchmarks/sync.py
+	$(UV) run --frozen python benchmarks/catalog.py
+	$(UV) run --frozen python benchmarks/review_import.py
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts

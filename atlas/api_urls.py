@@ -6,5 +6,8 @@ from atlas import api
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    path("sources/", api.SourceListView.as_view(), name="api-sources"),
+    path("sources/<source_id:source_id>/", api.SourceDetailView.as_view(), name="api-source"),
     path("refreshes/", api.RefreshListView.as_view(), name="api-refreshes"),
+    path("refresh/", api.RefreshView.as_view(), name="api-refresh"),
 ]

@@ -16,6 +16,7 @@ from typing import Any
 SCHEMA_VERSION = 1
 TYPES = ("RLVR", "Agentic", "Alignment", "")
 TURNS = ("Single-turn", "Multi-turn", "")
+QUALITIES = ("good", "some_issues", "bad")
 STRING_OR_NULL_FIELDS = (
     "name", "display_name", "family", "notes", "dataset_id", "dataset_revision", "url",
     "canonical_source", "canonical_url", "verifier_name", "verifier_revision", "verifier_url",
@@ -37,7 +38,11 @@ def catalog_revision(rows: list[dict[str, Any]]) -> str:
 
 
 def render_document(rows: list[dict[str, Any]]) -> str:
-    document = {"schema_version": SCHEMA_VERSION, "revision": catalog_revision(rows), "sources": rows}
+    document = {
+        "schema_version": SCHEMA_VERSION,
+        "revision": catalog_revision(rows),
+        "sources": rows,
+    }
     return json.dumps(document, sort_keys=True, indent=2, ensure_ascii=True) + "\n"
 
 
@@ -46,7 +51,9 @@ def write_document(*, rows: list[dict[str, Any]], output: Path) -> str:
     output = Path(output)
     output.parent.mkdir(parents=True, exist_ok=True)
     text = render_document(rows)
-    handle, temporary = tempfile.mkstemp(dir=output.parent, prefix=f".{output.name}.", suffix=".tmp")
+    handle, temporary = tempfile.mkstemp(
+        dir=output.parent, prefix=f".{output.name}.", suffix=".tmp"
+    )
     try:
         with os.fdopen(handle, "w", encoding="ascii", newline="\n") as stream:
             stream.write(text)
@@ -100,10 +107,10 @@ def load_catalog(path: Path) -> ValidatedCatalog:
 
 def validate_bytes(data: bytes) -> ValidatedCatalog:
     try:
-        document = json.loads(data.decode("utf-8"))
+        document = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
     except UnicodeDecodeError as exc:
         raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, ValueError) as exc:
         raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
         raise CatalogInvalid("Catalog artifact is not valid JSON: the document is not an object")
@@ -118,19 +125,23 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         raise CatalogInvalid("Catalog sources must be a list")
     if catalog_revision(rows) != revision:
         raise CatalogInvalid("Catalog revision does not match its sources")
-    seen: set[str] = set()
+    # Rules 7, 8 and 9 are checked in that order over the whole list (one pass per rule), so the
+    # reported message follows the rules' precedence rather than the position of the bad row.
     for row in rows:
         if not isinstance(row, dict):
             raise CatalogInvalid("Catalog source requires a nonempty id and origin")
         source_id, origin = row.get("id"), row.get("origin")
         if not (isinstance(source_id, str) and source_id and isinstance(origin, str) and origin):
             raise CatalogInvalid("Catalog source requires a nonempty id and origin")
-        if source_id in seen:
-            raise CatalogInvalid(f"Duplicate catalog source: {source_id}")
-        seen.add(source_id)
+    seen: set[str] = set()
+    for row in rows:
+        if row["id"] in seen:
+            raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
+        seen.add(row["id"])
+    for row in rows:
         bad_field = _invalid_field(row)
         if bad_field:
-            raise CatalogInvalid(f"Catalog source {source_id} has an invalid {bad_field}")
+            raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
     revised_at = document.get("revised_at")
     if revised_at is not None and not _is_rfc3339(revised_at):
         raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
@@ -142,6 +153,11 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         for o in sorted(by_origin)
     )
     return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
+
+
+def _reject_constant(name: str) -> Any:
+    # NaN and Infinity are Python extensions, not JSON.
+    raise ValueError(f"{name} is not a JSON value")
 
 
 def _invalid_field(row: dict[str, Any]) -> str | None:
@@ -165,6 +181,8 @@ def _invalid_field(row: dict[str, Any]) -> str | None:
         value = row.get(name)
         if value is not None and not isinstance(value, str):
             return name
+    if row.get("quality") not in (None, *QUALITIES):
+        return "quality"
     traces = row.get("traces")
     if traces is not None and (type(traces) is not int or traces < 0):
         return "traces"

@@ -1,5 +1,5 @@
 class SourceIdConverter:
-    """Source IDs contain ':', '/', '.', spaces (percent-encoded in URLs): match the rest of the path."""
+    """Source IDs contain ":", "/", "." and spaces (percent-encoded): match the rest of the path."""
 
     regex = ".+"
 

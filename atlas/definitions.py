@@ -122,11 +122,10 @@ def _apply_defaults(defaults: dict[str, Any], raw: dict[str, Any]) -> dict[str, 
     merged.update(raw)
     default_tags = defaults.get("tags")
     if isinstance(default_tags, list) and "tags" in raw and isinstance(raw["tags"], list):
-        combined: list[Any] = []
-        for tag in [*default_tags, *raw["tags"]]:
-            if tag not in combined:
-                combined.append(tag)
-        merged["tags"] = combined
+        # Default tags first, then the source's own tags that the defaults do not already carry.
+        # A tag repeated within the source's own list is kept twice so that the tag check
+        # reports it (catalog.md §2.4 rule 9) instead of the merge hiding it.
+        merged["tags"] = [*default_tags, *(tag for tag in raw["tags"] if tag not in default_tags)]
     return merged
 
 
@@ -280,7 +279,9 @@ def _dataset(entry: _Entry, data: dict[str, Any]) -> dict[str, Any]:
     return {
         "name": _string(entry, table, "name", "dataset.name", required=True),
         "revision": _revision(entry, table, "revision", "dataset.revision"),
-        "url": _https(entry, _string(entry, table, "url", "dataset.url", required=False), "dataset.url"),
+        "url": _https(
+            entry, _string(entry, table, "url", "dataset.url", required=False), "dataset.url"
+        ),
     }
 
 
@@ -335,7 +336,9 @@ def _grading(entry: _Entry, verifier: dict[str, Any]) -> dict[str, Any]:
         entry.fail("verifier.grading.revision and verifier.grading.manifest go together")
     elif has_revision:
         revision = _string(entry, grading, "revision", "verifier.grading.revision", required=True)
-        manifest_path = _string(entry, grading, "manifest", "verifier.grading.manifest", required=True)
+        manifest_path = _string(
+            entry, grading, "manifest", "verifier.grading.manifest", required=True
+        )
         if revision is not None and not HEX64_RE.match(revision):
             entry.fail("verifier.grading.revision must be a 64-hex SHA-256")
         elif revision is not None and manifest_path is not None:
@@ -462,7 +465,9 @@ def _cross_file_errors(entries: list[_Entry]) -> list[str]:
         source_id = entry.data.get("id")
         if isinstance(source_id, str) and source_id:
             if source_id in seen_ids:
-                errors.append(f"{entry.path}: {source_id}: Duplicate RL source identifiers: {source_id}")
+                errors.append(
+                    f"{entry.path}: {source_id}: Duplicate RL source identifiers: {source_id}"
+                )
             seen_ids.setdefault(source_id, entry)
         pipeline = entry.data.get("pipeline")
         name = pipeline.get("name") if isinstance(pipeline, dict) else None

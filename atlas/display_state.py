@@ -92,13 +92,15 @@ def compute_display_state(
     tracking = "source-specific" if context.has_grading_binding else "legacy"
     if tracking == "legacy":
         reviewed_verifier = shown["review_verifier_revision"]
-        verifier_changed = (
-            reviewed_verifier is not None and reviewed_verifier != payload.get("verifier_revision")
+        verifier_changed = reviewed_verifier is not None and reviewed_verifier != payload.get(
+            "verifier_revision"
         )
     else:
         verifier_changed = not context.valid_grading_binding
     reviewed_data = shown["review_source_revision"]
-    stale = (reviewed_data is not None and reviewed_data != current_data_revision) or verifier_changed
+    stale = (
+        reviewed_data is not None and reviewed_data != current_data_revision
+    ) or verifier_changed
     if stale:
         applicability = "stale"
     elif reviewed_data is None:

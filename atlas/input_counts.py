@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import BinaryIO
 
 import pyarrow.parquet as pq
 
@@ -16,8 +17,12 @@ def count_parquet_rows(*, snapshot: Path, revision: str, files: str) -> dict[str
     snapshot = Path(snapshot)
     if not snapshot.is_dir():
         raise InputCountError(f"Snapshot directory not found: {snapshot}")
+    # Only the snapshot's own .cache directory (download metadata) is excluded; the snapshot itself
+    # may live below a directory named .cache (e.g. ~/.cache/...).
     matches = sorted(
-        path for path in snapshot.glob(files) if path.is_file() and ".cache" not in path.parts
+        path
+        for path in snapshot.glob(files)
+        if path.is_file() and ".cache" not in path.relative_to(snapshot).parts
     )
     if not matches:
         raise InputCountError(f"No parquet inputs match {files}")
@@ -34,7 +39,18 @@ def count_parquet_rows(*, snapshot: Path, revision: str, files: str) -> dict[str
     counts = {}
     for name, path in zip(relative, matches, strict=True):
         try:
-            counts[name] = pq.read_metadata(path).num_rows
+            with _open_input(path) as stream:
+                counts[name] = footer_row_count(stream)
         except Exception as exc:  # pyarrow raises several types for corrupt footers
             raise InputCountError(f"{name}: not a readable parquet file: {exc}") from None
     return dict(sorted(counts.items()))
+
+
+def _open_input(path: Path) -> BinaryIO:
+    return open(path, "rb")
+
+
+def footer_row_count(stream: BinaryIO) -> int:
+    """Rows of a parquet file according to its footer; pyarrow reads the trailing magic, the footer
+    length and the FileMetaData only (no column chunk or data page)."""
+    return pq.read_metadata(stream).num_rows

@@ -32,7 +32,8 @@ class Source(models.Model):
     payload = models.JSONField()
     active = models.BooleanField(default=True)
 
-    # Curated columns: written by publication, defect handling and guarded admin edits — never a sync.
+    # Curated columns: written by publication, defect handling and guarded admin edits, never a
+    # sync.
     quality = models.TextField(choices=Quality.choices, null=True, blank=True)
     difficulty = models.TextField(null=True, blank=True)
     traces = models.IntegerField(null=True, blank=True)

@@ -192,8 +192,7 @@ ATLAS_MAX_ARTIFACT_BYTES = int(os.environ.get("ATLAS_MAX_ARTIFACT_BYTES", str(16
 ATLAS_DIFFICULTY_PROTOCOLS = env_path(
     "ATLAS_DIFFICULTY_PROTOCOLS", BASE_DIR / "difficulty" / "protocols.toml"
 )
-# Uploaded archives are read into memory for validation before a worker imports them.
-DATA_UPLOAD_MAX_MEMORY_SIZE = 8 * 2**20
+ATLAS_MAX_EXTRACTED_BYTES = int(os.environ.get("ATLAS_MAX_EXTRACTED_BYTES", str(2 * 2**30)))
 
 LOGGING = {
     "version": 1,

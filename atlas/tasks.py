@@ -3,7 +3,8 @@
 from celery import shared_task
 from django.conf import settings
 
-from atlas.services.sync import SyncRejected, sync_catalog as run_sync
+from atlas.services.sync import SyncRejected
+from atlas.services.sync import sync_catalog as run_sync
 
 
 @shared_task(name="atlas.tasks.sync_catalog")

@@ -7,6 +7,7 @@ register_converter(converters.SourceIdConverter, "source_id")
 
 urlpatterns = [
     path("", views.catalog_page, name="catalog"),
+    path("export.csv", views.export_csv, name="catalog-export"),
     path("healthz", views.healthz, name="healthz"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),

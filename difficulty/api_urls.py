@@ -1,3 +1,13 @@
-"""Difficulty API routes (/api/reviews/<id>/difficulty/). Filled by the difficulty work."""
+"""Difficulty API routes (/api/reviews/<id>/difficulty/)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from difficulty.api import DifficultyReportView
+
+urlpatterns: list = [
+    path(
+        "reviews/<str:review_id>/difficulty/",
+        DifficultyReportView.as_view(),
+        name="review-difficulty",
+    ),
+]

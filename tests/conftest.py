@@ -17,6 +17,17 @@ SHARED_DATA = ROOT.parent / "shared" / "data"
 DEFINITIONS = ROOT / "fixtures" / "sources"
 
 
+def pytest_collection_modifyitems(config, items):
+    from django.db import connection
+
+    if connection.vendor == "postgresql":
+        return
+    skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)")
+    for item in items:
+        if "postgres_only" in item.keywords:
+            item.add_marker(skip)
+
+
 @pytest.fixture(autouse=True)
 def _isolated_settings(settings, tmp_path_factory):
     settings.ATLAS_SYNC_LOCK_DIR = tmp_path_factory.mktemp("locks")

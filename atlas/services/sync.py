@@ -6,14 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
+from atlas.display_context import contexts_for
 from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, EMPTY_CONTEXT
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
-from atlas.services.display import display_columns_for, gather_contexts, refresh_display_state
+from atlas.services.display import display_columns_for, refresh_display_state
 
 BATCH_SIZE = 1000
 BUSY_MESSAGE = "Another visitor is refreshing the catalog. Your saved data remains available."
@@ -45,7 +46,9 @@ def sync_catalog(
                 return dict(BUSY_RESULT)
             return _reconcile(catalog, force, trigger, user_id, started_at)
     except Exception as exc:
-        _record_failure(started_at, trigger, force, user_id, f"Sync failed: {exc}", catalog.revision)
+        _record_failure(
+            started_at, trigger, force, user_id, f"Sync failed: {exc}", catalog.revision
+        )
         raise
 
 
@@ -90,7 +93,9 @@ def _reconcile(
             )
         else:
             Refresh.objects.filter(origin=snapshot.origin).update(checked_at=now, error=None)
-        results.append({"origin": snapshot.origin, "revision": snapshot.revision, "changed": changed})
+        results.append(
+            {"origin": snapshot.origin, "revision": snapshot.revision, "changed": changed}
+        )
 
     present = {snapshot.origin for snapshot in catalog.snapshots}
     known = set(Source.objects.values_list("origin", flat=True).distinct()) | set(previous)
@@ -148,7 +153,7 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
     for start in range(0, len(missing), BATCH_SIZE):
         Source.objects.filter(id__in=missing[start : start + BATCH_SIZE]).update(active=False)
 
-    written = 0
+    upserts: list[dict[str, Any]] = []
     rows = snapshot.rows
     for start in range(0, len(rows), BATCH_SIZE):
         batch = rows[start : start + BATCH_SIZE]
@@ -159,8 +164,9 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
                 "id", "origin", "payload", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS
             )
         }
-        contexts = gather_contexts(source_ids=ids)
-        upserts = []
+        # The display state is computed before the new payload is written, so the contexts must
+        # judge grading bindings against the incoming rows, not the stored ones.
+        contexts = contexts_for(source_ids=ids, payloads={row["id"]: row for row in batch})
         for row in batch:
             stored = existing.get(row["id"])
             curated = {name: stored[name] for name in CURATED_FIELDS} if stored else {}
@@ -172,16 +178,88 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
             )
             if stored and _unchanged(stored, row, snapshot.origin, state):
                 continue
-            upserts.append(Source(id=row["id"], origin=snapshot.origin, payload=row, active=True, **state))
-        if upserts:
-            Source.objects.bulk_create(
-                upserts, update_conflicts=True, unique_fields=["id"], update_fields=UPSERT_FIELDS
+            upserts.append(
+                {
+                    "id": row["id"],
+                    "origin": snapshot.origin,
+                    "payload": row,
+                    "active": True,
+                    **state,
+                }
             )
-            written += len(upserts)
-    return written, missing
+    if upserts:
+        _upsert(upserts)
+    return len(upserts), missing
 
 
-def _unchanged(stored: dict[str, Any], row: dict[str, Any], origin: str, state: dict[str, Any]) -> bool:
+def _upsert(records: list[dict[str, Any]]) -> None:
+    """Insert new sources (curated columns null) or set ``origin``, ``payload``, ``active`` and the
+    display columns of existing ones; curated columns are never written."""
+    if connection.vendor == "postgresql":
+        _copy_upsert(records)
+        return
+    Source.objects.bulk_create(
+        [Source(**record) for record in records],
+        batch_size=BATCH_SIZE,
+        update_conflicts=True,
+        unique_fields=["id"],
+        update_fields=UPSERT_FIELDS,
+    )
+
+
+_STAGE_TABLE = "atlas_sync_stage"
+
+
+def _copy_upsert(records: list[dict[str, Any]]) -> None:
+    """PostgreSQL: stream the rows with COPY into a transaction-local staging table, then apply
+    them with one set-based ``INSERT … SELECT … ON CONFLICT (id) DO UPDATE``. No statement binds
+    per-row parameters (the ORM's bulk upsert spends most of its time quoting them)."""
+    from psycopg import sql
+    from psycopg.types.json import Jsonb
+
+    fields = {field.name: field for field in Source._meta.concrete_fields}
+    names = ["id", *UPSERT_FIELDS]
+    json_names = {name for name in names if fields[name].get_internal_type() == "JSONField"}
+    columns = sql.SQL(", ").join(sql.Identifier(fields[name].column) for name in names)
+    stage = sql.Identifier(_STAGE_TABLE)
+    table = sql.Identifier(Source._meta.db_table)
+    updates = sql.SQL(", ").join(
+        sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(fields[name].column))
+        for name in UPSERT_FIELDS
+    )
+    with connection.cursor() as wrapper:
+        cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
+        cursor.execute(
+            sql.SQL(
+                "CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
+                "SELECT {columns} FROM {table} WITH NO DATA"
+            ).format(stage=stage, columns=columns, table=table)
+        )
+        cursor.execute(sql.SQL("TRUNCATE {stage}").format(stage=stage))
+        statement = sql.SQL("COPY {stage} ({columns}) FROM STDIN").format(
+            stage=stage, columns=columns
+        )
+        with cursor.copy(statement) as copy:
+            for record in records:
+                copy.write_row(
+                    [
+                        Jsonb(record[name])
+                        if name in json_names and record[name] is not None
+                        else record[name]
+                        for name in names
+                    ]
+                )
+        cursor.execute(
+            sql.SQL(
+                "INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
+                "ON CONFLICT (id) DO UPDATE SET {updates}"
+            ).format(table=table, columns=columns, stage=stage, updates=updates)
+        )
+
+
+def _unchanged(
+    stored: dict[str, Any], row: dict[str, Any], origin: str, state: dict[str, Any]
+) -> bool:
     if not stored["active"] or stored["origin"] != origin or stored["payload"] != row:
         return False
     return all(stored[name] == value for name, value in state.items())

@@ -16,13 +16,20 @@ def sync(path, force=False):
 
 
 def test_first_sync_writes_every_source_and_one_refresh_per_origin(write_catalog):
-    rows = [make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b"), make_row("Task Trove:c", tags=["agentic", "multi-turn"])]
+    rows = [
+        make_row("MarinSkyRL:a"),
+        make_row("MarinSkyRL:b"),
+        make_row("Task Trove:c", tags=["agentic", "multi-turn"]),
+    ]
     result = sync(write_catalog(rows))
     assert result["busy"] is False
     assert [r["origin"] for r in result["results"]] == ["MarinSkyRL", "Task Trove"]
     assert all(r["changed"] for r in result["results"])
     assert Source.objects.filter(active=True).count() == 3
-    assert dict(Refresh.objects.values_list("origin", "row_count")) == {"MarinSkyRL": 2, "Task Trove": 1}
+    assert dict(Refresh.objects.values_list("origin", "row_count")) == {
+        "MarinSkyRL": 2,
+        "Task Trove": 1,
+    }
     run = RefreshRun.objects.get(id=result["run"])
     assert run.outcome == "synced" and run.rows_written == 3
 
@@ -69,7 +76,11 @@ def test_payload_update_keeps_curated_columns(write_catalog):
 
 
 def test_vanished_origin_is_retired(write_catalog):
-    sync(write_catalog([make_row("MarinSkyRL:a"), make_row("Task Trove:t", tags=["agentic", "multi-turn"])]))
+    sync(
+        write_catalog(
+            [make_row("MarinSkyRL:a"), make_row("Task Trove:t", tags=["agentic", "multi-turn"])]
+        )
+    )
     result = sync(write_catalog([make_row("MarinSkyRL:a")]))
     assert result["retired_origins"] == ["Task Trove"]
     assert not Refresh.objects.filter(origin="Task Trove").exists()
@@ -77,7 +88,11 @@ def test_vanished_origin_is_retired(write_catalog):
 
 
 def test_source_moving_origin_ends_active_under_new_origin(write_catalog):
-    sync(write_catalog([make_row("MarinSkyRL:a"), make_row("Task Trove:t", tags=["agentic", "multi-turn"])]))
+    sync(
+        write_catalog(
+            [make_row("MarinSkyRL:a"), make_row("Task Trove:t", tags=["agentic", "multi-turn"])]
+        )
+    )
     moved = make_row("Task Trove:t", tags=["agentic", "multi-turn"])
     moved["origin"] = "Alpha"
     sync(write_catalog([make_row("MarinSkyRL:a"), moved]))
@@ -94,11 +109,20 @@ def test_invalid_artifact_records_failed_run_and_changes_nothing(write_catalog):
         sync(bad)
     assert list(Source.objects.values()) == snapshot
     failed = RefreshRun.objects.order_by("-id").first()
-    assert failed.outcome == "failed" and failed.error == "Catalog revision does not match its sources"
+    assert (
+        failed.outcome == "failed" and failed.error == "Catalog revision does not match its sources"
+    )
 
 
 def test_exception_midway_rolls_back_everything(write_catalog, monkeypatch):
-    sync(write_catalog([make_row("MarinSkyRL:a", task_count=1), make_row("Task Trove:t", tags=["agentic", "multi-turn"])]))
+    sync(
+        write_catalog(
+            [
+                make_row("MarinSkyRL:a", task_count=1),
+                make_row("Task Trove:t", tags=["agentic", "multi-turn"]),
+            ]
+        )
+    )
     snapshot = list(Source.objects.order_by("id").values())
     refreshes = list(Refresh.objects.values())
     import atlas.services.sync as sync_module
@@ -112,7 +136,14 @@ def test_exception_midway_rolls_back_everything(write_catalog, monkeypatch):
 
     monkeypatch.setattr(sync_module, "_rewrite_origin", explode_on_second)
     with pytest.raises(RuntimeError):
-        sync(write_catalog([make_row("MarinSkyRL:a", task_count=2), make_row("Task Trove:t", tags=["agentic", "multi-turn"], task_count=9)]))
+        sync(
+            write_catalog(
+                [
+                    make_row("MarinSkyRL:a", task_count=2),
+                    make_row("Task Trove:t", tags=["agentic", "multi-turn"], task_count=9),
+                ]
+            )
+        )
     assert list(Source.objects.order_by("id").values()) == snapshot
     assert list(Refresh.objects.values()) == refreshes
     assert RefreshRun.objects.order_by("-id").first().error == "Sync failed: disk on fire"
@@ -129,7 +160,9 @@ def test_busy_lock_answers_at_once_and_writes_nothing(write_catalog):
     with transaction.atomic(), catalog_refresh_lock() as held:
         assert held
         if connection.vendor == "postgresql":
-            pytest.skip("PostgreSQL contention is tested with two connections in test_sync_postgres")
+            pytest.skip(
+                "PostgreSQL contention is tested with two connections in test_sync_postgres"
+            )
         result = sync(path)
     assert result == {
         "busy": True,
@@ -143,7 +176,7 @@ def test_sync_command_prints_json_and_fails_with_the_message(write_catalog, caps
     call_command("sync_catalog", "--catalog", str(write_catalog([make_row("MarinSkyRL:a")])))
     printed = json.loads(capsys.readouterr().out)
     assert printed["busy"] is False and printed["results"][0]["origin"] == "MarinSkyRL"
-    with pytest.raises(CommandError, match="Catalog artifact not found: .*missing.json"):
+    with pytest.raises(CommandError, match=r"Catalog artifact not found: .*missing\.json"):
         call_command("sync_catalog", "--catalog", str(tmp_path / "missing.json"))
 
 

@@ -24,7 +24,9 @@ class Command(BaseCommand):
             "--revision", required=True, help="the commit every file must have been downloaded at"
         )
         parser.add_argument(
-            "--files", required=True, help="parquet glob relative to the snapshot, e.g. data/*.parquet"
+            "--files",
+            required=True,
+            help="parquet glob relative to the snapshot, e.g. data/*.parquet",
         )
 
     def handle(self, *args, snapshot, revision, files, **options):

@@ -11,8 +11,9 @@ BUSY_EXIT_CODE = 75  # EX_TEMPFAIL: another sync holds the lock; try again later
 
 class Command(BaseCommand):
     help = (
-        "Validate the catalog artifact and reconcile the saved inventory with it. Prints the result "
-        "as JSON. Exits 1 with the validation message on a bad artifact, 75 when another sync runs."
+        "Validate the catalog artifact and reconcile the saved inventory with it. Prints the "
+        "result as JSON. Exits 1 with the validation message on a bad artifact, 75 when another "
+        "sync runs."
     )
 
     def add_arguments(self, parser):

@@ -1,0 +1,320 @@
+"""The one filter set of the catalog: the page, ``/export.csv`` and ``/api/sources/`` all apply it,
+so one query string means the same rows everywhere (catalog-page.md §2, §9, §11)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+import django_filters
+from django.db import connection
+from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
+from django.db.models.expressions import OrderBy
+from django.db.models.functions import Collate, Lower, NullIf
+from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOrEqual
+
+from atlas.models import Source
+from atlas.pagination import DEFAULT_PAGE_SIZE
+from atlas.selectors import CatalogVocabulary, active_sources, current_vocabulary
+
+NATURAL_COLLATION = "atlas_natural"
+UNKNOWN = "unknown"
+DEFAULT_SORT = "name"
+
+TYPE_CHOICES = (
+    ("rlvr", "RLVR"),
+    ("alignment", "Alignment"),
+    ("agentic", "Agentic"),
+    (UNKNOWN, "Unclassified"),
+)
+TYPE_VALUES = {"rlvr": "RLVR", "alignment": "Alignment", "agentic": "Agentic", UNKNOWN: ""}
+TURNS_CHOICES = (
+    ("single-turn", "Single-turn"),
+    ("multi-turn", "Multi-turn"),
+    (UNKNOWN, "Unknown"),
+)
+TURNS_VALUES = {"single-turn": "Single-turn", "multi-turn": "Multi-turn", UNKNOWN: ""}
+BENCHMARK_CHOICES = (("true", "Designated"), ("false", "Not designated"))
+QUALITY_CHOICES = (
+    ("good", "Good"),
+    ("some_issues", "Some issues"),
+    ("bad", "Bad"),
+    (UNKNOWN, "Unrated / unreviewed"),
+)
+DIFFICULTY_CHOICES = (
+    ("measured", "Measured (current)"),
+    ("historical", "Historical"),
+    ("unmeasured", "Not measured"),
+    ("0-25", "Large model: 0–25% solved"),
+    ("25-50", "Large model: >25–50% solved"),
+    ("50-75", "Large model: >50–75% solved"),
+    ("75-100", "Large model: >75–100% solved"),
+)
+# Half-open percent ranges (low, high]; the first range also includes 0.
+DIFFICULTY_RANGES = {"0-25": (0, 25), "25-50": (25, 50), "50-75": (50, 75), "75-100": (75, 100)}
+TOGGLE_CHOICES = (("1", "on"),)
+
+SORT_KEYS = (
+    "name", "origin", "dataset", "rows", "turns", "type", "benchmark", "family", "difficulty",
+    "quality", "review_date", "status",
+)  # fmt: skip
+SORT_CHOICES = tuple((key, key) for key in SORT_KEYS) + tuple(
+    (f"-{key}", f"-{key}") for key in SORT_KEYS
+)
+FAMILY_UNKNOWN_LABEL = "Unknown / unclassified"
+
+
+def _text_key(field: str):
+    """Case-insensitive, empty-as-null sort key for a text column."""
+    value = NullIf(F(field), Value(""))
+    if connection.vendor == "postgresql":
+        return Collate(value, NATURAL_COLLATION)
+    return Lower(value)
+
+
+def _sort_expression(key: str):
+    if key == "name":
+        if connection.vendor == "postgresql":
+            return _text_key("display_name")
+        return NullIf(F("display_name_key"), Value(""))
+    text_columns = {"origin": "origin", "dataset": "canonical_source", "turns": "turns",
+                    "type": "type", "family": "family"}  # fmt: skip
+    if key in text_columns:
+        return _text_key(text_columns[key])
+    plain_columns = {
+        "rows": "task_count",
+        "benchmark": "is_benchmark",
+        "difficulty": "large_solve_rate",
+        "review_date": "display_review_date",
+    }
+    if key in plain_columns:
+        return F(plain_columns[key])
+    if key == "quality":
+        return Case(
+            When(effective_quality="good", then=Value(0)),
+            When(effective_quality="some_issues", then=Value(1)),
+            When(effective_quality="bad", then=Value(2)),
+            default=None,
+            output_field=IntegerField(),
+        )
+    if key == "status":
+        return Case(
+            When(status="Available", then=Value(0)),
+            When(status="Excluded", then=Value(1)),
+            default=Value(2),
+            output_field=IntegerField(),
+        )
+    raise ValueError(f"Unknown sort key: {key}")
+
+
+def ordering_for(sort: str) -> list[OrderBy]:
+    """Nulls and empty strings last in both directions; ties by source ID ascending."""
+    descending = sort.startswith("-")
+    expression = _sort_expression(sort.removeprefix("-"))
+    primary = expression.desc(nulls_last=True) if descending else expression.asc(nulls_last=True)
+    return [primary, F("id").asc()]
+
+
+def _difficulty_q(value: str) -> Q:
+    if value == "measured":
+        return Q(difficulty_status="current")
+    if value == "historical":
+        return Q(difficulty_status="historical")
+    if value == "unmeasured":
+        return ~Q(difficulty_status="current") | Q(difficulty_status__isnull=True)
+    low, high = DIFFICULTY_RANGES[value]
+    # p = 100 · solved / verified compared in integers: low < p ≤ high (0 ≤ p for the first range).
+    scaled = F("large_solved") * 100
+    lower = (
+        GreaterThanOrEqual(scaled, 0)
+        if low == 0
+        else GreaterThan(scaled, F("large_verified") * low)
+    )
+    return (
+        Q(difficulty_status="current", large_verified__gt=0, large_solved__isnull=False)
+        & Q(lower)
+        & Q(LessThanOrEqual(scaled, F("large_verified") * high))
+    )
+
+
+class SourceFilterSet(django_filters.FilterSet):
+    """Origins and families are data: their choices come from the active sources (one vocabulary
+    read), so an origin or family no source has is an unknown value like any other."""
+
+    q = django_filters.CharFilter(method="filter_search", label="Search")
+    origin = django_filters.CharFilter(method="filter_origin", label="Catalog (origin name)")
+    type = django_filters.ChoiceFilter(choices=TYPE_CHOICES, method="filter_type")
+    turns = django_filters.ChoiceFilter(choices=TURNS_CHOICES, method="filter_turns")
+    family = django_filters.CharFilter(method="filter_family", label="Family, or unknown")
+    benchmark = django_filters.ChoiceFilter(choices=BENCHMARK_CHOICES, method="filter_benchmark")
+    quality = django_filters.ChoiceFilter(choices=QUALITY_CHOICES, method="filter_quality")
+    difficulty = django_filters.ChoiceFilter(choices=DIFFICULTY_CHOICES, method="filter_difficulty")
+    show_bad = django_filters.ChoiceFilter(choices=TOGGLE_CHOICES, method="keep")
+    show_excluded = django_filters.ChoiceFilter(choices=TOGGLE_CHOICES, method="keep")
+    sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, method="keep")
+
+    class Meta:
+        model = Source
+        fields: list[str] = []
+
+    def __init__(
+        self,
+        data: Mapping[str, str] | None = None,
+        queryset: QuerySet[Source] | None = None,
+        *,
+        request=None,
+        prefix=None,
+        vocabulary: CatalogVocabulary | None = None,
+    ) -> None:
+        super().__init__(
+            data,
+            queryset if queryset is not None else active_sources(),
+            request=request,
+            prefix=prefix,
+        )
+        self.vocabulary = vocabulary if vocabulary is not None else current_vocabulary()
+        families = [(family, family) for family in self.vocabulary.families]
+        if self.vocabulary.has_unknown_family:
+            families.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
+        self.filters["origin"] = django_filters.ChoiceFilter(
+            field_name="origin",
+            choices=[(name, name) for name in self.vocabulary.origin_names],
+            method="filter_origin",
+        )
+        self.filters["family"] = django_filters.ChoiceFilter(
+            field_name="family", choices=families, method="filter_family"
+        )
+        for name, item in self.filters.items():
+            item.parent = self
+            item.model = Source
+            if not item.field_name:
+                item.field_name = name
+
+    # -- filters ---------------------------------------------------------------------------------
+    def keep(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        return queryset
+
+    def filter_search(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        needle = value.strip().lower()
+        return queryset.filter(search_text__contains=needle) if needle else queryset
+
+    def filter_origin(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        return queryset.filter(origin=value)
+
+    def filter_type(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        return queryset.filter(type=TYPE_VALUES[value])
+
+    def filter_turns(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        return queryset.filter(turns=TURNS_VALUES[value])
+
+    def filter_family(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        return queryset.filter(family="" if value == UNKNOWN else value)
+
+    def filter_benchmark(
+        self, queryset: QuerySet[Source], name: str, value: str
+    ) -> QuerySet[Source]:
+        return queryset.filter(is_benchmark=value == "true")
+
+    def filter_quality(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
+        if value == UNKNOWN:
+            return queryset.filter(effective_quality__isnull=True)
+        return queryset.filter(effective_quality=value)
+
+    def filter_difficulty(
+        self, queryset: QuerySet[Source], name: str, value: str
+    ) -> QuerySet[Source]:
+        return queryset.filter(_difficulty_q(value))
+
+    # -- the whole view --------------------------------------------------------------------------
+    @property
+    def choices(self) -> dict[str, str]:
+        """The valid, non-default values (cleaned)."""
+        return {key: value for key, value in self.form.cleaned_data.items() if value}
+
+    @property
+    def sort_key(self) -> str:
+        return self.form.cleaned_data.get("sort") or DEFAULT_SORT
+
+    @property
+    def shows_bad(self) -> bool:
+        data = self.form.cleaned_data
+        return data.get("show_bad") == "1" or data.get("quality") == "bad"
+
+    @property
+    def shows_excluded(self) -> bool:
+        return self.form.cleaned_data.get("show_excluded") == "1"
+
+    def filter_queryset(self, queryset: QuerySet[Source]) -> QuerySet[Source]:
+        queryset = super().filter_queryset(queryset)
+        if not self.shows_bad:
+            queryset = queryset.exclude(effective_quality="bad")
+        if not self.shows_excluded:
+            queryset = queryset.exclude(status="Excluded")
+        return queryset.order_by(*ordering_for(self.sort_key))
+
+
+def lenient_filterset(
+    *, data: Mapping[str, str], vocabulary: CatalogVocabulary | None = None
+) -> SourceFilterSet:
+    """The page's reading of a query: unknown values are dropped, as if absent."""
+    filterset = SourceFilterSet(data, vocabulary=vocabulary)
+    if filterset.is_valid():
+        return filterset
+    kept = {key: value for key, value in data.items() if key not in filterset.form.errors}
+    return SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+
+
+class CatalogQuery:
+    """The canonical query string of a view: valid values only, defaults omitted, so equal views
+    have equal URLs. Any change except the page resets the page."""
+
+    ORDER = (
+        "q", "origin", "type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad",
+        "show_excluded", "sort",
+    )  # fmt: skip
+
+    def __init__(self, *, filterset: SourceFilterSet, page: int, page_size: int) -> None:
+        cleaned = filterset.form.cleaned_data
+        self.params: dict[str, str] = {}
+        for key in self.ORDER:
+            value = (cleaned.get(key) or "").strip()
+            if key == "sort" and value == DEFAULT_SORT:
+                value = ""
+            if value:
+                self.params[key] = value
+        self.page = page
+        self.page_size = page_size
+
+    def get(self, key: str, default: str = "") -> str:
+        return self.params.get(key, default)
+
+    def url(self, *, path: str = "/", paging: bool = True, **changes: str | int | None) -> str:
+        params = dict(self.params)
+        page = self.page
+        for key, value in changes.items():
+            if key == "page":
+                page = int(value or 1)
+                continue
+            page = 1
+            if value in (None, "") or (key == "sort" and value == DEFAULT_SORT):
+                params.pop(key, None)
+            else:
+                params[key] = str(value)
+        ordered = [(key, params[key]) for key in self.ORDER if key in params]
+        if paging and page > 1:
+            ordered.append(("page", str(page)))
+        if paging and self.page_size != DEFAULT_PAGE_SIZE:
+            ordered.append(("page_size", str(self.page_size)))
+        return path + ("?" + urlencode(ordered) if ordered else "")
+
+    def sort_url(self, key: str) -> str:
+        current = self.params.get("sort", DEFAULT_SORT)
+        return self.url(sort=f"-{key}" if current == key else key)
+
+    def sort_state(self, key: str) -> str:
+        current = self.params.get("sort", DEFAULT_SORT)
+        if current == key:
+            return "ascending"
+        if current == f"-{key}":
+            return "descending"
+        return "none"

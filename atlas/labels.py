@@ -1,0 +1,113 @@
+"""Display labels shared by the catalog page, the drawer and other pages (reviews.md §8–§9,
+difficulty.md §10.9, catalog-page.md §10)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+
+QUALITY_LABELS = {"good": "Good", "some_issues": "Some issues", "bad": "Bad"}
+DEFECT_TOOLTIP = (
+    "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
+)
+STALE_TOOLTIP = "Source data or verifier changed since this review. Open the historical report."
+REVIEW_TOOLTIP = "Sample-based review conclusion; open the report for coverage and limitations."
+NO_DATED_REVIEW = "No dated review"
+UNCLASSIFIED = "Unclassified"
+
+
+@dataclass(frozen=True)
+class QualityChip:
+    label: str
+    css_class: str
+    tooltip: str
+    href: str | None
+
+
+def quality_chip(
+    *,
+    effective_quality: str | None,
+    review_stale: bool,
+    review_id: str | None,
+    open_issue_count: int,
+    review_url: str | None,
+) -> QualityChip:
+    """The chip of reviews.md §8 for one source's display state."""
+    if effective_quality in QUALITY_LABELS:
+        label = QUALITY_LABELS[effective_quality]
+        css_class = f"quality-{effective_quality}"
+    else:
+        css_class = "quality-unknown"
+        if review_stale:
+            label = "Needs re-review"
+        elif review_id:
+            label = "Unrated"
+        else:
+            label = "Unreviewed"
+    if open_issue_count:
+        tooltip = DEFECT_TOOLTIP
+    elif review_stale:
+        tooltip = STALE_TOOLTIP
+    else:
+        tooltip = REVIEW_TOOLTIP
+    if review_id:
+        href = review_page_url(review_id=review_id)
+    elif is_https(review_url):
+        href = review_url
+    else:
+        href = None
+    return QualityChip(label=label, css_class=css_class, tooltip=tooltip, href=href)
+
+
+def drawer_quality_label(*, effective_quality: str | None) -> str:
+    return QUALITY_LABELS.get(effective_quality or "", "Not curated")
+
+
+def difficulty_fallback_text(*, open_issue_count: int, review_stale: bool) -> str:
+    """The muted difficulty cell when a source has no summary (difficulty.md §10.9)."""
+    if open_issue_count:
+        return "Withheld · verifier issues"
+    if review_stale:
+        return "Needs re-review"
+    return "Not measured"
+
+
+def review_date_label(value: dt.datetime | None) -> str | None:
+    """'Mar 3, 2025' in UTC, or None when the review is undated."""
+    if value is None:
+        return None
+    utc = value.astimezone(dt.UTC)
+    return f"{utc:%b} {utc.day}, {utc.year}"
+
+
+def last_checked_label(value: dt.datetime) -> str:
+    utc = value.astimezone(dt.UTC)
+    return f"Last checked {utc:%H:%M} · {utc:%b} {utc.day}, {utc.year}"
+
+
+def type_label(value: str) -> str:
+    return value or UNCLASSIFIED
+
+
+def is_https(value: str | None) -> bool:
+    return isinstance(value, str) and value.startswith("https://")
+
+
+def review_page_url(*, review_id: str) -> str:
+    return f"/reviews/{review_id}/"
+
+
+def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:
+    """The sync banner text of a refresh outcome (catalog-page.md §6.3–§6.6) and whether it is a
+    warning."""
+    if status == 200 and body.get("busy"):
+        return body["message"], False
+    if status == 200:
+        parts = [f"{item['origin']} {item['revision'][:8]}" for item in body.get("results", [])]
+        return "  ·  ".join([*parts, "Packaged task-curation catalog loaded."]), False
+    if status == 422:
+        return f"{body.get('detail', '')}. Keeping the last successful snapshot.", True
+    return (
+        f"Refresh failed ({status}). Saved sources remain available; retry with Refresh sources.",
+        True,
+    )

@@ -1,0 +1,137 @@
+"""Paging of the catalog (catalog-page.md §12): 100 rows by default, page_size 25–500, and a page
+beyond the last shows the last page — on the page and in the sources API alike."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import QuerySet
+from rest_framework.exceptions import ValidationError
+from rest_framework.pagination import BasePagination
+from rest_framework.response import Response
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+DEFAULT_PAGE_SIZE = 100
+MIN_PAGE_SIZE = 25
+MAX_PAGE_SIZE = 500
+
+
+@dataclass(frozen=True)
+class PageWindow:
+    number: int
+    size: int
+    pages: int
+
+    @property
+    def offset(self) -> int:
+        return (self.number - 1) * self.size
+
+    @property
+    def has_previous(self) -> bool:
+        return self.number > 1
+
+    @property
+    def has_next(self) -> bool:
+        return self.number < self.pages
+
+
+def page_window(*, matching: int, number: int, size: int) -> PageWindow:
+    pages = max(1, -(-matching // size))
+    return PageWindow(number=min(max(number, 1), pages), size=size, pages=pages)
+
+
+def _positive_int(raw: str | None) -> int | None:
+    if raw is None or raw.strip() == "":
+        return None
+    text = raw.strip()
+    return int(text) if text.isdigit() else None
+
+
+def lenient_paging(query: Mapping[str, str]) -> tuple[int, int]:
+    """The page's reading: invalid values fall back to the defaults."""
+    number = _positive_int(query.get("page")) or 1
+    size = _positive_int(query.get("page_size"))
+    if size is None or not MIN_PAGE_SIZE <= size <= MAX_PAGE_SIZE:
+        size = DEFAULT_PAGE_SIZE
+    return number, size
+
+
+def strict_paging(query: Mapping[str, str]) -> tuple[int, int]:
+    """The API's reading: invalid values are a 400 naming the parameter."""
+    errors: dict[str, list[str]] = {}
+    number = _positive_int(query.get("page"))
+    if query.get("page", "").strip() and (number is None or number < 1):
+        errors["page"] = ["A page number is a positive integer."]
+    size = _positive_int(query.get("page_size"))
+    if query.get("page_size", "").strip() and (
+        size is None or not MIN_PAGE_SIZE <= size <= MAX_PAGE_SIZE
+    ):
+        errors["page_size"] = [f"page_size is an integer from {MIN_PAGE_SIZE} to {MAX_PAGE_SIZE}."]
+    if errors:
+        raise ValidationError(errors)
+    return number or 1, size or DEFAULT_PAGE_SIZE
+
+
+class CatalogPagination(BasePagination):
+    """``{count, next, previous, results}`` with ``page`` and ``page_size``."""
+
+    def paginate_queryset(self, queryset: QuerySet, request, view=None) -> list[Any]:
+        number, size = strict_paging(request.query_params)
+        self.count = queryset.count()
+        self.window = page_window(matching=self.count, number=number, size=size)
+        self.url = request.build_absolute_uri()
+        start = self.window.offset
+        return list(queryset[start : start + size])
+
+    def _link(self, number: int) -> str:
+        if number == 1:
+            return remove_query_param(self.url, "page")
+        return replace_query_param(self.url, "page", number)
+
+    def get_paginated_response(self, data: list[Any]) -> Response:
+        window = self.window
+        return Response(
+            {
+                "count": self.count,
+                "next": self._link(window.number + 1) if window.has_next else None,
+                "previous": self._link(window.number - 1) if window.has_previous else None,
+                "results": data,
+            }
+        )
+
+    def get_paginated_response_schema(self, schema: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "object",
+            "required": ["count", "results"],
+            "properties": {
+                "count": {"type": "integer", "example": 206},
+                "next": {"type": "string", "nullable": True, "format": "uri"},
+                "previous": {"type": "string", "nullable": True, "format": "uri"},
+                "results": schema,
+            },
+        }
+
+    def get_schema_operation_parameters(self, view) -> list[dict[str, Any]]:
+        return [
+            {
+                "name": "page",
+                "required": False,
+                "in": "query",
+                "description": "Page number (a page beyond the last returns the last page).",
+                "schema": {"type": "integer", "minimum": 1},
+            },
+            {
+                "name": "page_size",
+                "required": False,
+                "in": "query",
+                "description": f"Rows per page, {MIN_PAGE_SIZE}–{MAX_PAGE_SIZE} (default 100).",
+                "schema": {
+                    "type": "integer",
+                    "minimum": MIN_PAGE_SIZE,
+                    "maximum": MAX_PAGE_SIZE,
+                    "default": DEFAULT_PAGE_SIZE,
+                },
+            },
+        ]

@@ -1,0 +1,18 @@
+"""Template filters of the catalog page."""
+
+from urllib.parse import quote
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def thousands(value: int | None) -> str:
+    return "" if value is None else f"{value:,}"
+
+
+@register.filter
+def source_api_url(source_id: str) -> str:
+    """The sources API URL of one source; IDs keep ':' and '/' but percent-encode spaces."""
+    return f"/api/sources/{quote(source_id, safe=':/@')}/"

@@ -1,0 +1,279 @@
+"""Publishing a difficulty run directory onto the source's current review (difficulty.md §12)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from atlas.models import Source
+from atlas.services.display import refresh_display_state
+from difficulty.attestation import ATTESTATION_PATH, AttestationError, verify_attestation
+from difficulty.classification import CURRENT, classify_report
+from difficulty.reports import (
+    HISTORY_PREFIX,
+    REPORT_PATH,
+    NotAReportError,
+    missing_key,
+    models_of,
+    outcomes_of,
+    parse_report,
+    referenced_paths,
+    run_identity_path,
+)
+from difficulty.summary import build_summary
+from reviews.models import Review, ReviewArtifact, VerifierIssue
+
+RESULT_FILE = "atlas-difficulty-publication.json"
+DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+
+
+class DifficultyPublicationError(Exception):
+    """A check of §12.2 failed; nothing was written."""
+
+
+@dataclass(frozen=True)
+class EvidenceFile:
+    path: str
+    content: str
+    sha256: str
+    size: int
+
+
+def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) -> dict[str, Any]:
+    """Validate the whole run directory, then write in one transaction; returns the §12.4 result.
+    ``user`` is accepted for callers that record who published; artifacts carry no author."""
+    run_dir = Path(run_dir)
+    report_text = _read_report(run_dir=run_dir)
+    report = _checked_report(text=report_text, atlas_id=atlas_id)
+    with transaction.atomic():
+        source = Source.objects.select_for_update().filter(id=atlas_id, active=True).first()
+        if source is None:
+            raise DifficultyPublicationError("Atlas source is absent or inactive")
+        review = _checked_source(source=source, report=report)
+        evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
+        _check_existing(review=review, evidence=evidence)
+        archived = _archive_previous_report(review=review, new_sha256=evidence[0].sha256)
+        for item in evidence:
+            _store(review=review, item=item)
+        classification = classify_report(report=report)
+        text = build_summary(report=report, classification=classification)["text"]
+        Source.objects.filter(id=source.id).update(difficulty=text)
+        refresh_display_state(source_ids=[source.id])
+    result = {
+        "atlas_id": atlas_id,
+        "review_id": review.id,
+        "status": classification.status,
+        "difficulty": text,
+        "archived_previous_report": archived,
+        "url": f"{settings.ATLAS_PUBLIC_URL}/reviews/{review.id}/#difficulty",
+    }
+    (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    return result
+
+
+def _read_report(*, run_dir: Path) -> str:
+    try:
+        return (run_dir / REPORT_PATH).read_bytes().decode("utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise DifficultyPublicationError(str(NotAReportError())) from error
+
+
+def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
+    try:
+        report = parse_report(text=text)
+    except NotAReportError as error:
+        raise DifficultyPublicationError(str(error)) from error
+    key = missing_key(report=report)
+    if key:
+        raise DifficultyPublicationError(f"Difficulty report lacks {key}")
+    if report["atlas_id"] != atlas_id:
+        raise DifficultyPublicationError("Difficulty report names a different Atlas source")
+    return report
+
+
+def _checked_source(*, source: Source, report: dict[str, Any]) -> Review:
+    if VerifierIssue.objects.filter(source=source, status=VerifierIssue.Status.OPEN).exists():
+        raise DifficultyPublicationError(
+            "Open verifier defects withhold difficulty; resolve them and publish a new Good "
+            "rating first"
+        )
+    review = Review.objects.filter(id=source.review_id, source=source).first()
+    if source.effective_quality != "good" or source.review_stale or review is None:
+        raise DifficultyPublicationError(
+            "Difficulty collection selects only Good sources; this source is not rated Good on "
+            "its current revisions"
+        )
+    if "source_revision" in report and report["source_revision"] != (source.payload or {}).get(
+        "dataset_revision"
+    ):
+        raise DifficultyPublicationError(
+            "Difficulty report covers a different data revision than the current Atlas source"
+        )
+    classification = classify_report(report=report)
+    if classification.status != CURRENT:
+        raise DifficultyPublicationError(
+            f"Difficulty report does not follow the current protocol: {classification.note}"
+        )
+    return review
+
+
+def _required_paths(report: dict[str, Any]) -> set[str]:
+    required = {
+        run_identity_path(report=report, size=str(m.get("size"))) for m in models_of(report)
+    }
+    for model in models_of(report):
+        required.update(
+            o["execution_path"]
+            for o in outcomes_of(model)
+            if isinstance(o.get("execution_path"), str)
+        )
+    return required
+
+
+def _inside(*, root: Path, relative: str) -> Path | None:
+    candidate = Path(relative)
+    if candidate.is_absolute():
+        return None
+    target = (root / candidate).resolve()
+    return target if target.is_relative_to(root) else None
+
+
+def _checked_evidence(
+    *, run_dir: Path, report: dict[str, Any], report_text: str
+) -> list[EvidenceFile]:
+    root = run_dir.resolve()
+    required = _required_paths(report)
+    references = referenced_paths(report=report)
+    references += sorted(required - set(references))
+    cited: list[Path] = []
+    for relative in references:
+        target = _inside(root=root, relative=relative)
+        if target is None:
+            raise DifficultyPublicationError(
+                f"Difficulty evidence path escapes the run directory: {relative}"
+            )
+        if not target.exists():
+            if relative in required:
+                raise DifficultyPublicationError(f"Difficulty evidence missing: {relative}")
+            continue
+        cited.extend(_files_under(target))
+    attestation = root / ATTESTATION_PATH
+    if attestation.is_file():
+        try:
+            verify_attestation(text=attestation.read_text(encoding="utf-8"), run_dir=root)
+        except (AttestationError, UnicodeDecodeError) as error:
+            raise DifficultyPublicationError(str(error)) from error
+        cited.append(attestation)
+    globbed = _files_under(root / "difficulty") if (root / "difficulty").is_dir() else []
+    return _evidence_files(root=root, report_text=report_text, cited=cited, globbed=globbed)
+
+
+def _files_under(target: Path) -> list[Path]:
+    if target.is_file():
+        return [target]
+    return sorted(path for path in target.rglob("*") if path.is_file())
+
+
+def _evidence_files(
+    *, root: Path, report_text: str, cited: list[Path], globbed: list[Path]
+) -> list[EvidenceFile]:
+    limit = int(getattr(settings, "ATLAS_MAX_ARTIFACT_BYTES", DEFAULT_MAX_ARTIFACT_BYTES))
+    files = [_evidence(REPORT_PATH, report_text.encode("utf-8"), limit=limit)]
+    seen = {REPORT_PATH}
+    cited_set = {path.resolve() for path in cited}
+    for path in [*cited, *globbed]:
+        resolved = path.resolve()
+        if not resolved.is_relative_to(root):
+            raise DifficultyPublicationError(
+                f"Difficulty evidence path escapes the run directory: {path.relative_to(root)}"
+            )
+        relative = path.relative_to(root).as_posix()
+        if relative in seen:
+            continue
+        data = path.read_bytes()
+        try:
+            data.decode("utf-8")
+        except UnicodeDecodeError:
+            if resolved in cited_set:
+                raise DifficultyPublicationError(
+                    f"Review evidence must be UTF-8 text: {relative}"
+                ) from None
+            continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
+        files.append(_evidence(relative, data, limit=limit))
+        seen.add(relative)
+    return files
+
+
+def _evidence(relative: str, data: bytes, *, limit: int) -> EvidenceFile:
+    if len(data) > limit:
+        raise DifficultyPublicationError(f"Review evidence exceeds {limit} bytes: {relative}")
+    return EvidenceFile(
+        path=relative,
+        content=data.decode("utf-8"),
+        sha256=hashlib.sha256(data).hexdigest(),
+        size=len(data),
+    )
+
+
+def _check_existing(*, review: Review, evidence: list[EvidenceFile]) -> None:
+    existing = dict(
+        ReviewArtifact.objects.filter(review=review, path__in=[item.path for item in evidence])
+        .exclude(path=REPORT_PATH)
+        .values_list("path", "sha256")
+    )
+    for item in evidence:
+        if item.path in existing and existing[item.path] != item.sha256:
+            raise DifficultyPublicationError(
+                f"Artifact {item.path} already exists with different content"
+            )
+
+
+def archive_path(*, estimated_at: Any, sha256: str, fallback: dt.datetime) -> str:
+    """difficulty/history/<estimated_at as YYYYMMDDTHHMMSSZ>-<first 12 hex>.json"""
+    moment = _parse_moment(estimated_at) or fallback
+    stamp = moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    return f"{HISTORY_PREFIX}{stamp}-{sha256[:12]}.json"
+
+
+def _parse_moment(value: Any) -> dt.datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def _archive_previous_report(*, review: Review, new_sha256: str) -> str | None:
+    previous = ReviewArtifact.objects.filter(review=review, path=REPORT_PATH).first()
+    if previous is None or previous.sha256 == new_sha256:
+        return None
+    try:
+        estimated_at = json.loads(previous.content).get("estimated_at")
+    except (ValueError, AttributeError):
+        estimated_at = None
+    path = archive_path(
+        estimated_at=estimated_at, sha256=previous.sha256, fallback=previous.created_at
+    )
+    ReviewArtifact.objects.get_or_create(
+        review=review,
+        path=path,
+        defaults={"content": previous.content, "sha256": previous.sha256, "size": previous.size},
+    )
+    return path
+
+
+def _store(*, review: Review, item: EvidenceFile) -> None:
+    fields = {"content": item.content, "sha256": item.sha256, "size": item.size}
+    if item.path == REPORT_PATH:
+        ReviewArtifact.objects.update_or_create(review=review, path=item.path, defaults=fields)
+    else:
+        ReviewArtifact.objects.get_or_create(review=review, path=item.path, defaults=fields)

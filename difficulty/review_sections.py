@@ -1,0 +1,518 @@
+"""Page context of the review page's difficulty sections (difficulty.md §14, §15)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+from urllib.parse import quote
+
+from difficulty import followups
+from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
+from difficulty.bars import FULL, bars_for, status_chip
+from difficulty.classification import CURRENT
+from difficulty.registry import get_registry, model_name
+from difficulty.reports import (
+    HISTORY_PREFIX,
+    REPORT_PATH,
+    NotAReportError,
+    models_of,
+    outcomes_of,
+    protocol_of,
+    run_identity_path,
+    task_sort_key,
+)
+from difficulty.selectors import source_context, summarise
+from reviews.models import Review, ReviewArtifact
+
+CONTEXT_PATH = "difficulty/context.json"
+TITLES = {
+    "current": "Difficulty · model solve rates and saved attempts",
+    "historical": "Historical difficulty · model solve rates and saved attempts",
+    "invalid": "Invalid protocol difficulty · model solve rates and saved attempts",
+}
+RUN_PREFIXES = {"historical": "Historical · ", "invalid": "Protocol mismatch · "}
+EXPLANATION = (
+    "Longer bars mean more tasks solved. Open a model to inspect its exact settings, attempts, and "
+    "native verifier outputs. Unverified attempts are excluded from the solve rate."
+)
+NO_RUN_SETTINGS = (
+    "Saved run settings and traces have not been published for this measurement. The verifier "
+    "outcomes below are retained from its report."
+)
+MISSING_RESPONSE = "The model response trace is not published for this attempt."
+MISSING_REQUEST = "The model request is not published for this attempt."
+MISSING_VERIFIER_LOG = (
+    "The raw verifier log is not published; the recorded verifier result appears above."
+)
+VERIFIER_LOGS = (
+    "verifier-trace.jsonl",
+    "verifier.stdout",
+    "verifier.stderr",
+    "harbor-result.json",
+    "verifier/test-stdout.txt",
+    "verifier/test-stderr.txt",
+)
+BASELINE_NOTE = (
+    "The quality sample can be smaller and drawn differently from the difficulty sample. Three "
+    "judges assess each attempt; their opinions are not additional solver attempts."
+)
+ISSUE_8942_URL = "https://github.com/marin-community/marin/issues/8942"
+
+
+def artifact_links(*, review_id: str, path: str) -> dict[str, str]:
+    quoted = quote(path, safe="/")
+    return {
+        "path": path,
+        "name": path.rsplit("/", 1)[-1],
+        "api_url": f"/api/reviews/{review_id}/artifacts/{quoted}",
+        "page_url": f"/reviews/{review_id}/artifacts/{quoted}",
+    }
+
+
+def missing_text(path: str) -> str:
+    return f"{path} is referenced by the report but was not published."
+
+
+class _Evidence:
+    """Artifact paths of one review, answering "is this published?" and "what lies under it?"."""
+
+    def __init__(self, *, review_id: str, paths: list[str]) -> None:
+        self.review_id = review_id
+        self.paths = set(paths)
+        self.sorted_paths = sorted(paths)
+
+    def viewer(self, path: str, *, title: str | None = None) -> dict[str, Any] | None:
+        if path not in self.paths:
+            return None
+        links = artifact_links(review_id=self.review_id, path=path)
+        return {**links, "title": title}
+
+    def under(self, prefix: str) -> list[str]:
+        return [path for path in self.sorted_paths if path.startswith(prefix)]
+
+
+def build_sections(*, review: Review, source: Any) -> dict[str, Any]:
+    paths = list(ReviewArtifact.objects.filter(review=review).values_list("path", flat=True))
+    evidence = _Evidence(review_id=review.id, paths=paths)
+    context = source_context(source=source, review=review)
+    result: dict[str, Any] = {
+        "review_id": review.id,
+        "baseline": None,
+        "report": None,
+        "history": _history(review=review, evidence=evidence),
+    }
+    if source.effective_quality == "good" and context.review_is_current:
+        result["baseline"] = _baseline(review=review, evidence=evidence)
+    if REPORT_PATH in evidence.paths:
+        text = ReviewArtifact.objects.get(review=review, path=REPORT_PATH).content
+        try:
+            report, summary = summarise(text=text, path=REPORT_PATH, context=context)
+        except NotAReportError:
+            report = summary = None
+        if summary is not None:
+            result["report"] = _report_section(report=report, summary=summary, evidence=evidence)
+    return result
+
+
+def _json_artifact(*, review: Review, path: str) -> Any:
+    artifact = ReviewArtifact.objects.filter(review=review, path=path).first()
+    if artifact is None:
+        return None
+    try:
+        return json.loads(artifact.content)
+    except ValueError:
+        return None
+
+
+def _baseline(*, review: Review, evidence: _Evidence) -> dict[str, Any]:
+    context = _json_artifact(review=review, path=CONTEXT_PATH)
+    context = context if isinstance(context, dict) else {}
+    recorded = context.get("reviewer_rollout_baseline")
+    runtime = [
+        item
+        for item in (review.collection or {}).get("reviews", [])
+        if isinstance(item, dict) and item.get("method") == "runtime_execution"
+    ]
+    if isinstance(recorded, dict):
+        counts = {
+            key: recorded.get(key) for key in ("solved", "verified", "attempted", "unverified")
+        }
+        labels = [
+            str(item.get("label"))
+            for item in recorded.get("configured_model_reviewers") or []
+            if isinstance(item, dict) and item.get("label")
+        ]
+        derived = False
+        limitations = [str(item) for item in recorded.get("limitations") or []]
+    else:
+        verified = [r for r in runtime if _verification(r).get("status") == "verified"]
+        solved = [r for r in verified if _verification(r).get("passed") is True]
+        counts = {
+            "solved": len(solved),
+            "verified": len(verified),
+            "attempted": len(runtime),
+            "unverified": len(runtime) - len(verified),
+        }
+        labels = _judge_labels(review)
+        derived = True
+        limitations = []
+    reference = context.get("historical_reference")
+    reference = reference if isinstance(reference, dict) else {}
+    artifact_path = reference.get("artifact_path")
+    return {
+        "line": (
+            f"Quality-review solver: {counts['solved']}/{counts['verified']} solved · "
+            f"{counts['attempted']} attempted · {counts['unverified']} unverified"
+        ),
+        "derived": derived,
+        "reviewer_models": ", ".join(labels),
+        "note": BASELINE_NOTE,
+        "limitations": limitations,
+        "issue_url": ISSUE_8942_URL,
+        "evidence": evidence.viewer(artifact_path) if isinstance(artifact_path, str) else None,
+        "applicability": reference.get("applicability"),
+        "reference_limitations": [str(item) for item in reference.get("limitations") or []],
+    }
+
+
+def _verification(review_item: dict[str, Any]) -> dict[str, Any]:
+    value = (review_item.get("attributes") or {}).get("verification")
+    return value if isinstance(value, dict) else {}
+
+
+def _judge_labels(review: Review) -> list[str]:
+    labels = [
+        (item.get("reviewer") or {}).get("label")
+        for item in (review.collection or {}).get("reviews", [])
+        if isinstance(item, dict) and item.get("method") == "model_judgment"
+    ]
+    return list(dict.fromkeys(str(label) for label in labels if label))
+
+
+def _number(value: Any) -> str:
+    return f"{value:,}" if isinstance(value, int) and not isinstance(value, bool) else str(value)
+
+
+def _report_section(
+    *, report: dict[str, Any], summary: dict[str, Any], evidence: _Evidence
+) -> dict[str, Any]:
+    status = summary["status"]
+    protocol = protocol_of(report)
+    sampling = report.get("sampling") if isinstance(report.get("sampling"), dict) else {}
+    sample_parts = [
+        f"{sampling['task_count']} shared tasks" if sampling.get("task_count") is not None else "",
+        str(sampling.get("method") or ""),
+        f"split {report['split']}" if report.get("split") else "",
+    ]
+    limits = " / ".join(
+        f"{_number(protocol.get(key))} {word}"
+        for key, word in (
+            ("context_window", "context"),
+            ("max_input_tokens", "input"),
+            ("max_output_tokens", "output"),
+        )
+    )
+    attestation = _attestation(evidence=evidence)
+    return {
+        "status": status,
+        "title": TITLES[status],
+        "status_note": summary["status_note"] if status != CURRENT else None,
+        "sample_line": " · ".join(part for part in sample_parts if part),
+        "protocol_line": (
+            f"Protocol {protocol.get('id')} · {limits} tokens (output includes reasoning)"
+        ),
+        "bars": bars_for(summary=summary, mode=FULL),
+        "chip": status_chip(summary=summary),
+        "ordering_warning": summary["ordering_warning"],
+        "explanation": EXPLANATION,
+        "runs": [
+            _run(report=report, model=model, summary=summary, evidence=evidence)
+            for model in _role_ordered(models_of(report))
+        ],
+        "followups": [
+            _followup(item=item, report=report, summary=summary, evidence=evidence)
+            for item in followups.followups_of(report)
+        ],
+        "scope": _scope(report=report, sampling=sampling),
+        "attestation": attestation,
+        "limitations": [str(item) for item in report.get("limitations") or []],
+        "report_link": evidence.viewer(REPORT_PATH),
+    }
+
+
+def _role_ordered(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    rank = {"small": 0, "large": 1, "hosted": 2}
+    return sorted(models, key=lambda model: rank.get(model.get("size"), 3))
+
+
+def _interval(bounds: Any) -> str:
+    if (
+        isinstance(bounds, list)
+        and len(bounds) == 2
+        and all(isinstance(b, int | float) for b in bounds)
+    ):
+        return f"{bounds[0] * 100:.1f}–{bounds[1] * 100:.1f}%"
+    return "Not recorded"
+
+
+def _run(
+    *, report: dict[str, Any], model: dict[str, Any], summary: dict[str, Any], evidence: _Evidence
+) -> dict[str, Any]:
+    status = summary["status"]
+    single = {
+        **summary,
+        "models": [
+            m
+            for m in summary["models"]
+            if m.get("size") == model.get("size") and not m.get("followup_id")
+        ],
+    }
+    bar = bars_for(summary=single, mode=FULL)
+    size = str(model.get("size"))
+    role = get_registry().current.role(size)
+    identity = run_identity_path(report=report, size=size)
+    outcomes = sorted(outcomes_of(model), key=lambda item: task_sort_key(item.get("task_id")))
+    return {
+        "size": size,
+        "title": f"{RUN_PREFIXES.get(status, '')}{bar[0].label if bar else size} · "
+        f"{model.get('solved')}/{model.get('verified')} solved",
+        "bars": bar,
+        "counts_line": (
+            f"{model.get('attempted')} attempts · {model.get('verified')} usable verifier "
+            f"results · {model.get('unverified')} unverified · 95% interval "
+            f"{_interval(model.get('wilson_95'))}"
+        ),
+        "run_identity": evidence.viewer(identity),
+        "settings": _settings(
+            model=model,
+            reasoning=role.reasoning_setting if role and role.model == model.get("model") else None,
+        ),
+        "attempts": [_attempt(outcome=item, evidence=evidence) for item in outcomes],
+    }
+
+
+def _settings(*, model: dict[str, Any], reasoning: str | None) -> list[tuple[str, Any]]:
+    verifier = model.get("verifier_configuration")
+    rows = [
+        ("Model", model.get("model")),
+        ("Checkpoint revision", model.get("model_revision") or "Not exposed by provider"),
+        ("Provider", model.get("provider") or "Local model service"),
+        ("Reasoning setting", reasoning or "Recorded in generation parameters"),
+        ("Generation parameters", _pretty(model.get("generation_parameters"))),
+        ("Serving configuration", _pretty(model.get("serving_configuration"))),
+        ("Generation outcomes", _pretty(model.get("generation_qc"))),
+        ("Verifier configuration", _pretty(verifier)),
+    ]
+    return [(label, value) for label, value in rows if value not in (None, "")]
+
+
+def _pretty(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=True)
+
+
+def _attempt(*, outcome: dict[str, Any], evidence: _Evidence) -> dict[str, Any]:
+    verification = outcome.get("verification")
+    verification = verification if isinstance(verification, dict) else {}
+    task_id = outcome.get("task_id")
+    if verification.get("status") == "verified":
+        title = f"Task {task_id} · score {verification.get('score')}"
+    else:
+        title = f"Task {task_id} · {verification.get('status') or 'not recorded'} · unverified"
+    base = str(outcome.get("execution_path") or "").rstrip("/")
+    followup = outcome.get("verification_followup")
+    followup_paths = (
+        [
+            item["path"]
+            for item in (followup or {}).get("artifacts") or []
+            if isinstance(item, dict) and isinstance(item.get("path"), str)
+        ]
+        if isinstance(followup, dict)
+        else []
+    )
+    logs = [evidence.viewer(f"{base}/{name}") for name in VERIFIER_LOGS] if base else []
+    return {
+        "title": title,
+        "budget_exhausted": outcome.get("stop_reason") == "length",
+        "verification": _pretty(verification) if verification else None,
+        "metadata": [
+            ("Turns", outcome.get("turns")),
+            ("Done", outcome.get("done")),
+            ("Attempt complete", outcome.get("attempt_complete")),
+            ("Stop reason", outcome.get("stop_reason")),
+            ("Execution path", outcome.get("execution_path")),
+        ],
+        "turns": _turns(base=base, turns=outcome.get("turns"), evidence=evidence),
+        "critic_calls": _calls(base=f"{base}/verifier/critic/", evidence=evidence) if base else [],
+        "verifier_logs": [viewer for viewer in logs if viewer],
+        "has_followup": bool(followup_paths),
+        "followup_logs": [
+            {"viewer": evidence.viewer(path), "missing": missing_text(path)}
+            for path in followup_paths
+        ],
+        "inputs": [
+            viewer
+            for viewer in (
+                [
+                    evidence.viewer(f"{base}/input.json"),
+                    evidence.viewer(f"{base}/agent/trajectory.json"),
+                ]
+                + [evidence.viewer(p) for p in evidence.under(f"{base}/agent/episode-")]
+            )
+            if viewer
+        ]
+        if base
+        else [],
+        "input_missing": missing_text(f"{base}/input.json") if base else None,
+        "execution_missing": (
+            missing_text(base) if base and not evidence.under(f"{base}/") else None
+        ),
+    }
+
+
+def _turn_numbers(*, base: str, turns: Any, evidence: _Evidence) -> list[str]:
+    found = {
+        path[len(f"{base}/solver/") :].split("/", 1)[0]
+        for path in evidence.under(f"{base}/solver/turn-")
+    }
+    if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
+        found.update(f"turn-{number:03d}" for number in range(1, turns + 1))
+    return sorted(found, key=task_sort_key) or ["turn-001"]
+
+
+def _turns(*, base: str, turns: Any, evidence: _Evidence) -> list[dict[str, Any]]:
+    if not base:
+        return [{"name": "Turn 1", "request": None, "response": None}]
+    rows = []
+    for name in _turn_numbers(base=base, turns=turns, evidence=evidence):
+        prefix = f"{base}/solver/{name}"
+        rows.append(
+            {
+                "name": name.replace("turn-", "Turn ").replace("Turn 0", "Turn ").lstrip(),
+                "request": evidence.viewer(f"{prefix}/request.json", title="Model request"),
+                "response": evidence.viewer(f"{prefix}/response.json", title="Model response"),
+            }
+        )
+    return rows
+
+
+def _calls(*, base: str, evidence: _Evidence) -> list[dict[str, Any]]:
+    names = sorted(
+        {p[len(base) :].split("/", 1)[0] for p in evidence.under(base)}, key=task_sort_key
+    )
+    return [
+        {
+            "name": name,
+            "request": evidence.viewer(f"{base}{name}/request.json", title="Verifier request"),
+            "response": evidence.viewer(f"{base}{name}/response.json", title="Verifier response"),
+        }
+        for name in names
+    ]
+
+
+def _followup(
+    *, item: dict[str, Any], report: dict[str, Any], summary: dict[str, Any], evidence: _Evidence
+) -> dict[str, Any]:
+    entry = next((m for m in summary["models"] if m.get("followup_id") == item.get("id")), None)
+    earlier = next(
+        (
+            m
+            for m in summary["models"]
+            if not m.get("followup_id") and m.get("model") == item.get("model")
+        ),
+        None,
+    )
+    pair = [m for m in (earlier, entry) if m]
+    report_path = item.get("report_path")
+    complete_with_report = (
+        followups.is_complete(item)
+        and isinstance(report_path, str)
+        and report_path in evidence.paths
+    )
+    changes = [
+        ("Changed parameter", _pretty(item.get("changed_parameter"))),
+        ("Checkpoint change", _pretty(item.get("checkpoint_change"))),
+        ("Generation parameters", _pretty(item.get("generation_parameters"))),
+        ("Verifier configuration change", _pretty(item.get("verifier_configuration_change"))),
+    ]
+    return {
+        "title": followups.section_title(item),
+        "hosted_note": followups.HOSTED_NOTE if followups.is_hosted(item) else None,
+        "changes": [(label, value) for label, value in changes if value],
+        "limitations": [str(x) for x in item.get("limitations") or []],
+        "bars": bars_for(summary={**summary, "models": pair}, mode=FULL) if entry else [],
+        "report": _link_or_missing(item.get("report_path"), evidence),
+        "original_report": _link_or_missing(item.get("original_report_path"), evidence),
+        "attempts_viewer": evidence.viewer(report_path) if complete_with_report else None,
+        "no_attempts": None if complete_with_report else followups.NO_ATTEMPTS_YET,
+    }
+
+
+def _link_or_missing(path: Any, evidence: _Evidence) -> dict[str, Any] | None:
+    if not isinstance(path, str) or not path:
+        return None
+    return {"viewer": evidence.viewer(path), "missing": missing_text(path)}
+
+
+def _scope(*, report: dict[str, Any], sampling: dict[str, Any]) -> list[tuple[str, str]]:
+    revisions = "; ".join(
+        f"{model_name(m.get('model'))}: {m.get('model_revision') or 'Not exposed by provider'}"
+        for m in _role_ordered(models_of(report))
+    )
+    uncertainty = "; ".join(
+        f"{model_name(m.get('model'))}: {_interval(m.get('wilson_95'))}"
+        for m in _role_ordered(models_of(report))
+    )
+    rows = [
+        ("Sampling", _pretty(sampling) if sampling else None),
+        (
+            "Population",
+            _number(report["population_count"])
+            if report.get("population_count") is not None
+            else None,
+        ),
+        ("Measured data revision", report.get("source_revision")),
+        ("Split", report.get("split")),
+        ("Estimated", report.get("estimated_at")),
+        ("Checkpoint revisions", revisions),
+        ("Uncertainty (Wilson 95%)", uncertainty),
+    ]
+    return [(label, str(value)) for label, value in rows if value]
+
+
+def _attestation(*, evidence: _Evidence) -> dict[str, str] | None:
+    if ATTESTATION_PATH not in evidence.paths:
+        return None
+    artifact = ReviewArtifact.objects.filter(
+        review_id=evidence.review_id, path=ATTESTATION_PATH
+    ).first()
+    try:
+        document = json.loads(artifact.content) if artifact else None
+    except ValueError:
+        document = None
+    line = attestation_line(document=document)
+    return {"line": line, "note": SCOPE_NOTE} if line else None
+
+
+def _history(*, review: Review, evidence: _Evidence) -> list[dict[str, Any]]:
+    entries = []
+    for artifact in ReviewArtifact.objects.filter(
+        review=review, path__startswith=HISTORY_PREFIX, path__endswith=".json"
+    ):
+        try:
+            report, _ = summarise(text=artifact.content, path=artifact.path)
+        except NotAReportError:
+            continue
+        estimated = str(report.get("estimated_at") or "")
+        entries.append(
+            {
+                "sort_key": estimated,
+                "title": f"{estimated[:10] or 'Date unknown'} · "
+                f"{protocol_of(report).get('id') or 'Protocol not recorded'} · Historical",
+                "summary_url": f"/api/reviews/{review.id}/difficulty/?path={quote(artifact.path)}",
+                "link": evidence.viewer(artifact.path),
+            }
+        )
+    entries.sort(key=lambda entry: entry["sort_key"], reverse=True)
+    return entries

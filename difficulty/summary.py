@@ -1,0 +1,74 @@
+"""The summary object and its text (difficulty.md §8.2–§8.3, §9)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from difficulty import followups
+from difficulty.classification import Classification
+from difficulty.reports import models_of, protocol_of
+
+MODEL_FIELDS = (
+    "size", "model", "model_revision", "provider", "solved", "verified", "unverified",
+    "attempted", "solve_rate", "wilson_95", "generation_parameters",
+)  # fmt: skip
+STATUS_WORDS = {"current": "Current", "historical": "Historical", "invalid": "Invalid"}
+ORDERING_AUDIT_SUFFIX = "/ordering-audit.json"
+
+
+def ordering_warning(*, report: dict[str, Any]) -> str | None:
+    """§9: the last limitation, when the protocol saved an ordering audit."""
+    audited = any(
+        isinstance(item, dict) and str(item.get("path", "")).endswith(ORDERING_AUDIT_SUFFIX)
+        for item in protocol_of(report).get("artifacts") or []
+    )
+    limitations = report.get("limitations") or []
+    return str(limitations[-1]) if audited and limitations else None
+
+
+def build_summary(*, report: dict[str, Any], classification: Classification) -> dict[str, Any]:
+    models = [
+        {
+            **{key: model.get(key) for key in MODEL_FIELDS},
+            "measurement_status": classification.status,
+        }
+        for model in models_of(report)
+    ]
+    for followup in followups.followups_of(report):
+        if followups.is_complete(followup):
+            entry = {key: followup.get(key) for key in MODEL_FIELDS}
+            entry.update(
+                size="hosted" if followups.is_hosted(followup) else "followup",
+                measurement_status="historical",
+                followup_id=followup.get("id"),
+                display_name=followups.display_name(followup),
+            )
+            models.append(entry)
+    summary = {
+        "models": models,
+        "estimated_at": report.get("estimated_at"),
+        "sampling": report.get("sampling"),
+        "status": classification.status,
+        "status_note": classification.note,
+        "ordering_warning": ordering_warning(report=report),
+        "protocol": report.get("protocol"),
+    }
+    summary["text"] = summary_text(summary=summary)
+    return summary
+
+
+def entry_name(entry: dict[str, Any]) -> str:
+    return entry.get("model") or entry.get("display_name") or followups.NATIVE_RECHECK
+
+
+def summary_text(*, summary: dict[str, Any]) -> str:
+    """§8.3: "<Status>: <name> <solved>/<verified> solved; …"."""
+    parts = [
+        f"{entry_name(entry)} {_count(entry.get('solved'))}/{_count(entry.get('verified'))} solved"
+        for entry in summary["models"]
+    ]
+    return f"{STATUS_WORDS[summary['status']]}: " + "; ".join(parts)
+
+
+def _count(value: Any) -> str:
+    return "?" if value is None else str(value)

@@ -1,0 +1,167 @@
+"""Safe extraction of uploaded run-directory archives (.tar.gz or .zip, reviews.md §4.2).
+
+Every entry is checked before anything is extracted: absolute paths, `..`, links and devices are
+refused, and the declared and the actually decompressed size are both bounded.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import stat
+import tarfile
+import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from django.conf import settings
+
+from reviews.evidence_set import COLLECTION_FILE
+
+DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
+DEFAULT_MAX_EXTRACTED_BYTES = 4 * DEFAULT_MAX_PUBLICATION_BYTES
+CHUNK = 1024 * 1024
+
+
+class ArchiveRejected(Exception):
+    """The archive cannot be imported; the message says why."""
+
+
+class ArchiveTooLarge(ArchiveRejected):
+    pass
+
+
+@dataclass(frozen=True)
+class _Entry:
+    name: str
+    relative: str
+    is_dir: bool
+    size: int
+
+
+def max_publication_bytes() -> int:
+    return int(getattr(settings, "ATLAS_MAX_PUBLICATION_BYTES", DEFAULT_MAX_PUBLICATION_BYTES))
+
+
+def max_extracted_bytes() -> int:
+    return int(getattr(settings, "ATLAS_MAX_EXTRACTED_BYTES", DEFAULT_MAX_EXTRACTED_BYTES))
+
+
+def archive_format(name: str) -> str:
+    lowered = name.lower()
+    if lowered.endswith((".tar.gz", ".tgz")):
+        return "tar"
+    if lowered.endswith(".zip"):
+        return "zip"
+    raise ArchiveRejected("Publication archive must be a .tar.gz or .zip file")
+
+
+def extract_archive(*, archive: Path, name: str, destination: Path) -> Path:
+    """Extract ``archive`` into ``destination`` and return the run directory inside it."""
+    kind = archive_format(name)
+    if archive.stat().st_size > max_publication_bytes():
+        raise ArchiveTooLarge(f"Publication archive exceeds {max_publication_bytes()} bytes")
+    opener = _tar_entries if kind == "tar" else _zip_entries
+    try:
+        with opener(archive) as (entries, open_entry):
+            _check_total(entries)
+            destination.mkdir(parents=True, exist_ok=True)
+            _extract(entries, open_entry, destination)
+    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
+        raise ArchiveRejected(f"Publication archive is not a readable {name}: {exc}") from exc
+    except OSError as exc:
+        raise ArchiveRejected(f"Publication archive could not be extracted: {exc}") from exc
+    return run_root(destination)
+
+
+def run_root(destination: Path) -> Path:
+    """The archive root, or its single top-level folder when a whole directory was archived."""
+    if (destination / COLLECTION_FILE).exists():
+        return destination
+    children = list(destination.iterdir())
+    if len(children) == 1 and children[0].is_dir() and (children[0] / COLLECTION_FILE).exists():
+        return children[0]
+    return destination
+
+
+def safe_relative(name: str) -> str | None:
+    """The normalised relative path of an entry name, or None when it is absolute or escapes."""
+    if not name or name.startswith(("/", "\\")) or "\\" in name or "\x00" in name:
+        return None
+    if len(name) > 1 and name[1] == ":":
+        return None
+    if ".." in name.split("/"):
+        return None
+    normalized = posixpath.normpath(name)
+    return None if normalized.startswith("../") or normalized == ".." else normalized
+
+
+def _unsafe(name: str) -> ArchiveRejected:
+    return ArchiveRejected(f"Publication archive contains an unsafe path: {name}")
+
+
+@contextmanager
+def _tar_entries(archive: Path) -> Iterator:
+    with tarfile.open(archive, mode="r:gz") as bundle:
+        members = bundle.getmembers()
+        entries = []
+        by_name = {}
+        for member in members:
+            relative = safe_relative(member.name)
+            if relative is None or not (member.isfile() or member.isdir()):
+                raise _unsafe(member.name)
+            entries.append(_Entry(member.name, relative, member.isdir(), member.size))
+            by_name[member.name] = member
+
+        def open_entry(entry: _Entry) -> IO[bytes]:
+            return bundle.extractfile(by_name[entry.name])
+
+        yield entries, open_entry
+
+
+@contextmanager
+def _zip_entries(archive: Path) -> Iterator:
+    with zipfile.ZipFile(archive) as bundle:
+        entries = []
+        for info in bundle.infolist():
+            relative = safe_relative(info.filename)
+            mode = info.external_attr >> 16
+            file_type = stat.S_IFMT(mode)
+            special = file_type not in (0, stat.S_IFREG, stat.S_IFDIR)
+            if relative is None or special:
+                raise _unsafe(info.filename)
+            entries.append(_Entry(info.filename, relative, info.is_dir(), info.file_size))
+
+        def open_entry(entry: _Entry) -> IO[bytes]:
+            return bundle.open(entry.name)
+
+        yield entries, open_entry
+
+
+def _check_total(entries: list[_Entry]) -> None:
+    if sum(entry.size for entry in entries) > max_extracted_bytes():
+        raise ArchiveTooLarge(f"Publication archive expands beyond {max_extracted_bytes()} bytes")
+
+
+def _extract(entries: list[_Entry], open_entry, destination: Path) -> None:
+    budget = max_extracted_bytes()
+    root = destination.resolve()
+    for entry in entries:
+        target = (root / entry.relative).resolve()
+        if not target.is_relative_to(root):
+            raise _unsafe(entry.name)
+        if entry.is_dir or entry.relative == ".":
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with open_entry(entry) as source, target.open("wb") as sink:
+            while chunk := source.read(CHUNK):
+                budget -= len(chunk)
+                # Declared sizes can lie (zip bombs); the bytes actually written are what count.
+                if budget < 0:
+                    raise ArchiveTooLarge(
+                        f"Publication archive expands beyond {max_extracted_bytes()} bytes"
+                    )
+                sink.write(chunk)

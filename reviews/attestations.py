@@ -1,0 +1,104 @@
+"""Dataset-content equivalence attestations: reuse of a judgment at a later data revision
+(reviews.md §12)."""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+ATTESTATION_DIR = "publication"
+ATTESTATION_NAME = re.compile(r"^dataset-revision-attestation-(?P<revision>.+)\.json$")
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+class Bridge(enum.Enum):
+    BRIDGED = "bridged"
+    ABSENT = "absent"
+    INVALID = "invalid"
+
+
+def attestation_files(run_dir: Path) -> list[tuple[str, Path]]:
+    """(revision named by the file, path) for every attestation file of the run directory."""
+    folder = run_dir / ATTESTATION_DIR
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in sorted(folder.iterdir()):
+        match = ATTESTATION_NAME.match(path.name)
+        if match and path.is_file():
+            found.append((match["revision"], path))
+    return found
+
+
+def read_attestation(path: Path) -> dict[str, Any] | None:
+    """The attestation document when it is well formed (§12.1), else None."""
+    try:
+        document = json.loads(path.read_bytes().decode("utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(document, dict):
+        return None
+    strings = ("file_path", "executed_revision", "current_revision")
+    if not all(isinstance(document.get(key), str) and document[key] for key in strings):
+        return None
+    selector = document.get("component_selector", ...)
+    population = document.get("population_count", ...)
+    if selector is not None and not isinstance(selector, str):
+        return None
+    if population is not None and (type(population) is not int or population < 0):
+        return None
+    digest = document.get("file_sha256")
+    if not isinstance(digest, str) or not SHA256.match(digest):
+        return None
+    return document
+
+
+def bridges(
+    *,
+    named_revision: str,
+    document: dict[str, Any],
+    executed_revision: str | None,
+    current_revision: str | None,
+    synthesis_population: int | None,
+    task_count: int | None,
+) -> bool:
+    if current_revision is None or not (
+        named_revision == document["current_revision"] == current_revision
+    ):
+        return False
+    if document["executed_revision"] != executed_revision:
+        return False
+    population = document["population_count"]
+    if population is None:
+        return True
+    return (synthesis_population is None or population == synthesis_population) and (
+        task_count is None or population == task_count
+    )
+
+
+def find_bridge(
+    *,
+    run_dir: Path,
+    executed_revision: str | None,
+    current_revision: str | None,
+    synthesis_population: int | None,
+    task_count: int | None,
+) -> Bridge:
+    files = attestation_files(run_dir)
+    if not files:
+        return Bridge.ABSENT
+    for named_revision, path in files:
+        document = read_attestation(path)
+        if document is not None and bridges(
+            named_revision=named_revision,
+            document=document,
+            executed_revision=executed_revision,
+            current_revision=current_revision,
+            synthesis_population=synthesis_population,
+            task_count=task_count,
+        ):
+            return Bridge.BRIDGED
+    return Bridge.INVALID

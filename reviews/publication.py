@@ -1,0 +1,281 @@
+"""Publication of a review run directory (reviews.md §4, §6) and curator grading bindings (§11.2).
+
+Validation and every write happen in one transaction holding a row lock on the source; the display
+state is recomputed before the transaction ends.
+"""
+
+from __future__ import annotations
+
+import logging
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from atlas.models import Source
+from atlas.services.display import refresh_display_state
+from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
+from reviews.archives import ArchiveRejected, extract_archive
+from reviews.evidence_set import GRADING_CLAIM_PATH
+from reviews.models import (
+    GradingBinding,
+    Review,
+    ReviewArtifact,
+    ReviewKind,
+    ReviewPublication,
+    VerifierIssue,
+)
+from reviews.rating import cap_for_open_issues, derive_rating
+from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
+
+logger = logging.getLogger(__name__)
+
+ARTIFACT_BATCH_SIZE = 500
+CONFLICT_MESSAGE = (
+    "Atlas source changed during publication; evidence archived without changing its current rating"
+)
+CURATED_UPDATE_FIELDS = [
+    "quality", "review_id", "review_date", "review_source_revision", "review_verifier_revision",
+    "traces", "difficulty",
+]  # fmt: skip
+BINDING_REFUSED = (
+    "Grading proof does not establish equivalence for this source, review and revision"
+)
+
+
+class PublicationConflict(Exception):
+    """expected_review_id no longer names the current review: the collection was archived into the
+    pool but the rating was left alone (§4.4). ``result`` is what was stored."""
+
+    def __init__(self, result: dict[str, Any]) -> None:
+        super().__init__(CONFLICT_MESSAGE)
+        self.result = result
+
+
+def publish_run_directory(
+    *,
+    run_dir: Path,
+    atlas_id: str,
+    user: Any = None,
+    expected_review_id: str | None = None,
+) -> dict[str, Any]:
+    """Validate and publish a run directory; returns the §6.6 result.
+
+    Raises ``PublicationRejected`` (nothing written) or ``PublicationConflict`` (pool evidence
+    written, rating unchanged).
+    """
+    with transaction.atomic():
+        run = validate_run_directory(run_dir=Path(run_dir), atlas_id=atlas_id)
+        review = _store_review(run, user)
+        _store_artifacts(review, run)
+        source = run.source
+        conflict = (
+            run.kind == ReviewKind.RATING
+            and expected_review_id is not None
+            and expected_review_id != source.review_id
+        )
+        capped = False
+        if run.kind == ReviewKind.RATING and not conflict:
+            capped = _apply_curated_update(source, run)
+        if run.run_grading is not None:
+            _bind_published_grading(source, run, user)
+        refresh_display_state(source_ids=[source.id])
+        source.refresh_from_db()
+        result = _result(
+            run, source, capped=capped, rated=run.kind == ReviewKind.RATING and not conflict
+        )
+    if run.run_grading is not None:
+        _write_grading_claim(run)
+    if conflict:
+        raise PublicationConflict(result)
+    return result
+
+
+def _store_review(run: ValidatedRun, user: Any) -> Review:
+    review, _ = Review.objects.get_or_create(
+        id=run.review_id,
+        defaults={
+            "source": run.source,
+            "collection": run.collection,
+            "kind": run.kind,
+            "updated_at": run.updated_at,
+            "published_at": timezone.now(),
+            "published_by": user if getattr(user, "pk", None) else None,
+        },
+    )
+    if review.source_id != run.source.id:
+        # The same bytes name one collection, stored once, in the pool of its first source.
+        raise PublicationRejected(f"Review collection is already published for {review.source_id}")
+    return review
+
+
+def _store_artifacts(review: Review, run: ValidatedRun) -> None:
+    existing = set(ReviewArtifact.objects.filter(review=review).values_list("path", flat=True))
+    ReviewArtifact.objects.bulk_create(
+        [
+            ReviewArtifact(
+                review_id=review.id,
+                path=file.path,
+                content=file.content,
+                sha256=file.sha256,
+                size=file.size,
+            )
+            for file in run.files
+            if file.path not in existing
+        ],
+        batch_size=ARTIFACT_BATCH_SIZE,
+    )
+
+
+def _apply_curated_update(source: Source, run: ValidatedRun) -> bool:
+    """Make the collection the source's current review; returns whether open defects capped it."""
+    quality = derive_rating(run.collection)
+    capped = VerifierIssue.objects.filter(source=source, status=VerifierIssue.Status.OPEN).exists()
+    if capped:
+        quality = cap_for_open_issues(quality)
+    source.quality = quality
+    source.review_id = run.review_id
+    source.review_date = run.updated_at
+    source.review_source_revision = run.reviewed_data_revision
+    source.review_verifier_revision = (source.payload or {}).get("verifier_revision")
+    source.traces = sum(
+        1 for review in run.collection["reviews"] if review["method"] == "runtime_execution"
+    )
+    source.difficulty = None
+    source.save(update_fields=CURATED_UPDATE_FIELDS)
+    return capped
+
+
+def _bind_published_grading(source: Source, run: ValidatedRun, user: Any) -> None:
+    claim = next(file for file in run.files if file.path == GRADING_CLAIM_PATH)
+    GradingBinding.objects.get_or_create(
+        source=source,
+        review_id=run.review_id,
+        source_revision=run.reviewed_data_revision,
+        grading_revision=source.payload["grading_revision"],
+        defaults={
+            "captured_verifier_revision": source.payload.get("verifier_revision"),
+            "evidence_path": GRADING_CLAIM_PATH,
+            "evidence_sha256": claim.sha256,
+            "created_by": user if getattr(user, "pk", None) else None,
+        },
+    )
+
+
+def _write_grading_claim(run: ValidatedRun) -> None:
+    claim = next(file for file in run.files if file.path == GRADING_CLAIM_PATH)
+    target = run.run_dir / GRADING_CLAIM_PATH
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(claim.content, encoding="utf-8")
+
+
+def _result(run: ValidatedRun, source: Source, *, capped: bool, rated: bool) -> dict[str, Any]:
+    provenance = run.collection["execution_provenance"] or {}
+    review_date = run.updated_at
+    return {
+        "atlas_id": source.id,
+        "review_id": run.review_id,
+        "kind": run.kind,
+        "quality": source.quality if rated else source.effective_quality,
+        "review_date": review_date.isoformat().replace("+00:00", "Z") if review_date else None,
+        "marinskyrl_commit": provenance.get("marinskyrl_commit"),
+        "url": f"{settings.ATLAS_PUBLIC_URL.rstrip('/')}/reviews/{run.review_id}/",
+        "capped_by_verifier_issues": capped,
+    }
+
+
+def bind_grading_review(*, review: Review, evidence_path: str, user: Any = None) -> GradingBinding:
+    """A curator's binding of a review to the source's grading revision through a proof artifact
+    (§11.2); refused unless the binding would be valid (§11.3)."""
+    with transaction.atomic():
+        source = Source.objects.select_for_update().get(id=review.source_id)
+        row = RowRevisions.of(source)
+        artifact = ReviewArtifact.objects.filter(review=review, path=evidence_path).first()
+        claim = BindingClaim(
+            source_id=source.id,
+            review_id=review.id,
+            source_revision=source.review_source_revision,
+            captured_verifier_revision=source.review_verifier_revision,
+            grading_revision=row.grading_revision,
+            evidence_sha256=artifact.sha256 if artifact else "",
+        )
+        if row.grading_revision is None or not binding_is_valid(
+            row=row,
+            binding=claim,
+            artifact_sha256=artifact.sha256 if artifact else None,
+            proof_text=artifact.content if artifact else None,
+        ):
+            raise PublicationRejected(BINDING_REFUSED)
+        binding, _ = GradingBinding.objects.get_or_create(
+            source=source,
+            review=review,
+            source_revision=claim.source_revision,
+            grading_revision=claim.grading_revision,
+            defaults={
+                "captured_verifier_revision": claim.captured_verifier_revision,
+                "evidence_path": evidence_path,
+                "evidence_sha256": claim.evidence_sha256,
+                "created_by": user if getattr(user, "pk", None) else None,
+            },
+        )
+        refresh_display_state(source_ids=[source.id])
+    return binding
+
+
+def import_uploaded_publication(*, publication_id: str) -> str:
+    """Import a stored upload (the worker's side of the API); returns the final status.
+
+    A job already taken by another worker is left alone, so a redelivered task is harmless.
+    """
+    taken = ReviewPublication.objects.filter(
+        id=publication_id, status=ReviewPublication.Status.QUEUED
+    ).update(status=ReviewPublication.Status.RUNNING, updated_at=timezone.now())
+    publication = ReviewPublication.objects.get(id=publication_id)
+    if not taken:
+        return publication.status
+    outcome: dict[str, Any] = {"status": ReviewPublication.Status.FAILED}
+    with tempfile.TemporaryDirectory(prefix="atlas-publication-") as scratch:
+        archive = Path(scratch) / "upload"
+        archive.write_bytes(bytes(publication.archive))
+        try:
+            run_dir = extract_archive(
+                archive=archive, name=publication.archive_name, destination=Path(scratch) / "run"
+            )
+            result = _publish_by_type(publication, run_dir)
+            outcome = {"status": ReviewPublication.Status.PUBLISHED, "result": result}
+        except PublicationConflict as exc:
+            outcome.update(error=str(exc), result=exc.result)
+        except _refusals() as exc:
+            outcome.update(error=str(exc))
+        except Exception as exc:
+            logger.exception("Publication %s failed unexpectedly", publication_id)
+            outcome.update(error=f"Publication import failed: {type(exc).__name__}: {exc}")
+    ReviewPublication.objects.filter(id=publication_id).update(updated_at=timezone.now(), **outcome)
+    return outcome["status"]
+
+
+def _publish_by_type(publication: ReviewPublication, run_dir: Path) -> dict[str, Any]:
+    user = publication.created_by
+    if publication.type == ReviewPublication.Type.DIFFICULTY:
+        from difficulty.publication import publish_difficulty_run
+
+        return publish_difficulty_run(run_dir=run_dir, atlas_id=publication.atlas_id, user=user)
+    return publish_run_directory(
+        run_dir=run_dir,
+        atlas_id=publication.atlas_id,
+        user=user,
+        expected_review_id=publication.expected_review_id or None,
+    )
+
+
+def _refusals() -> tuple[type[Exception], ...]:
+    """Errors whose message is meant for the uploader (the rest are logged as failures)."""
+    refusals: list[type[Exception]] = [ArchiveRejected, PublicationRejected]
+    try:
+        from difficulty.publication import DifficultyPublicationError
+    except ImportError:
+        return tuple(refusals)
+    return (*refusals, DifficultyPublicationError)

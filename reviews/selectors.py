@@ -1,0 +1,555 @@
+"""Reads of the review page, the artifact page and the review API (reviews.md §13–§20).
+
+``review_bundle`` loads everything a review page needs in a fixed number of queries; the other
+functions shape that bundle into what the page shows and never touch the database.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import re
+from dataclasses import dataclass, replace
+from typing import Any
+
+from atlas.display_state import parse_review_date
+from atlas.models import Source
+from reviews import labels
+from reviews.models import Review, ReviewArtifact, VerifierIssue
+
+COLLECTION_PATH = "quality-reviews.json"
+POOL_ROLES = frozenset({"verifier_defect", "verifier_revision_attestation"})
+ATTESTATION_PATH = re.compile(r"^publication/dataset-revision-attestation-[^/]+\.json$")
+COMMIT_URL = "https://github.com/marin-community/MarinSkyRL/commit/{commit}"
+_FAR_PAST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+@dataclass(frozen=True)
+class ArtifactEntry:
+    path: str
+    sha256: str
+    size: int
+
+
+@dataclass(frozen=True)
+class PoolEntry:
+    id: str
+    kind: str
+    updated_at: dt.datetime | None
+    review_count: int
+
+
+@dataclass(frozen=True)
+class ReviewBundle:
+    review: Review
+    source: Source
+    supplemental: list[Review]
+    pool: list[PoolEntry]
+    open_issues: list[VerifierIssue]
+    resolved_issues: list[VerifierIssue]
+    artifacts: list[ArtifactEntry]
+    artifact_paths: dict[str, frozenset[str]]
+    attestation_contents: dict[str, str]
+
+    @property
+    def is_current(self) -> bool:
+        return self.source.review_id == self.review.id
+
+    @property
+    def own_artifact_paths(self) -> frozenset[str]:
+        return self.artifact_paths.get(self.review.id, frozenset())
+
+
+# --- loading -------------------------------------------------------------------------------------
+
+
+def review_bundle(*, review_id: str) -> ReviewBundle | None:
+    """The review with its source, pool, supplemental collections, verifier issues and artifact
+    index (never artifact contents, except the small dataset-revision attestations): five queries
+    at most."""
+    review = Review.objects.select_related("source").filter(id=review_id).first()
+    if review is None:
+        return None
+    others = list(
+        Review.objects.filter(source_id=review.source_id)
+        .exclude(id=review.id)
+        .only("id", "kind", "updated_at", "collection", "source_id")
+    )
+    supplemental = sorted(
+        (other for other in others if _has_pool_role(other.collection)),
+        key=lambda other: (other.updated_at is None, other.updated_at or _FAR_PAST, other.id),
+    )
+    pool = sorted(
+        (
+            PoolEntry(
+                id=other.id,
+                kind=other.kind,
+                updated_at=other.updated_at,
+                review_count=len(other.collection.get("reviews") or []),
+            )
+            for other in others
+        ),
+        key=lambda entry: (*_newest_first(entry.updated_at), entry.id),
+    )
+    issues = list(VerifierIssue.objects.filter(source_id=review.source_id).order_by("issue_url"))
+    indexed = ReviewArtifact.objects.filter(
+        review_id__in=[review.id, *(other.id for other in supplemental)]
+    ).order_by("path")
+    rows = list(indexed.values_list("review_id", "path", "sha256", "size"))
+    paths: dict[str, set[str]] = {}
+    for owner, path, _, _ in rows:
+        paths.setdefault(owner, set()).add(path)
+    artifacts = [
+        ArtifactEntry(path=path, sha256=sha, size=size)
+        for owner, path, sha, size in rows
+        if owner == review.id
+    ]
+    attestation_paths = [entry.path for entry in artifacts if ATTESTATION_PATH.match(entry.path)]
+    attestation_contents = (
+        dict(
+            ReviewArtifact.objects.filter(review_id=review.id, path__in=attestation_paths)
+            .order_by("path")
+            .values_list("path", "content")
+        )
+        if attestation_paths
+        else {}
+    )
+    return ReviewBundle(
+        review=review,
+        source=review.source,
+        supplemental=supplemental,
+        pool=pool,
+        open_issues=[issue for issue in issues if issue.status == VerifierIssue.Status.OPEN],
+        resolved_issues=[issue for issue in issues if issue.status != VerifierIssue.Status.OPEN],
+        artifacts=artifacts,
+        artifact_paths={owner: frozenset(owned) for owner, owned in paths.items()},
+        attestation_contents=attestation_contents,
+    )
+
+
+def review_with_source(*, review_id: str) -> Review | None:
+    return Review.objects.select_related("source").filter(id=review_id).first()
+
+
+def artifact_sha256(*, review_id: str, path: str) -> str | None:
+    return (
+        ReviewArtifact.objects.filter(review_id=review_id, path=path)
+        .values_list("sha256", flat=True)
+        .first()
+    )
+
+
+def artifact(*, review_id: str, path: str) -> ReviewArtifact | None:
+    return (
+        ReviewArtifact.objects.filter(review_id=review_id, path=path)
+        .only("path", "content", "sha256", "size", "review_id")
+        .first()
+    )
+
+
+def _has_pool_role(collection: dict[str, Any]) -> bool:
+    return any(
+        (item.get("attributes") or {}).get("review_pool_role") in POOL_ROLES
+        for item in collection.get("reviews") or []
+    )
+
+
+def _newest_first(moment: dt.datetime | None) -> tuple[bool, float]:
+    """Sort key part: newest first, undated last."""
+    return (moment is None, -moment.timestamp() if moment else 0.0)
+
+
+# --- review cards, issues (§13, §18.2.3, §18.2.9) -----------------------------------------------
+
+
+@dataclass(frozen=True)
+class EvidenceItem:
+    item: dict[str, Any]
+    snapshot_path: str
+    artifact_review_id: str | None
+    external_url: str | None
+    not_published: bool
+
+
+@dataclass(frozen=True)
+class ReviewCard:
+    review: dict[str, Any]
+    collection_id: str
+    collection_kind: str
+    subject: dict[str, Any] | None
+    anchor: str
+    method_label: str
+    level: str
+    verdict_label: str
+    superseded: bool
+    is_main_collection: bool
+    reviewed_at: dt.datetime | None
+    issues: list[dict[str, Any]]
+    observations: list[dict[str, Any]]
+    evidence: list[EvidenceItem]
+    open: bool = False
+
+    @property
+    def title(self) -> str:
+        title = f"{self.method_label} · {self.level} · {self.verdict_label}"
+        return f"{title} · Superseded opinion" if self.superseded else title
+
+    @property
+    def issue_badge(self) -> str | None:
+        return labels.count_label(len(self.issues), "issue") if self.issues else None
+
+    @property
+    def reviewer_label(self) -> str:
+        return (self.review.get("reviewer") or {}).get("label") or labels.NOT_RECORDED
+
+    @property
+    def is_source_synthesis(self) -> bool:
+        return self.review.get("method") == "synthesis" and self.level == "Source"
+
+
+@dataclass(frozen=True)
+class IssueLine:
+    prefix: str
+    severity: str | None
+    severity_label: str
+    dimension: str | None
+    text: str
+    superseded: bool
+    anchor: str
+
+
+def review_cards(*, bundle: ReviewBundle) -> list[ReviewCard]:
+    """Cards of the main and supplemental collections in display order (§18.2.9)."""
+    collections = [bundle.review, *bundle.supplemental]
+    superseded_ids = {
+        item.get("supersedes_review_id")
+        for owner in collections
+        for item in owner.collection.get("reviews") or []
+        if item.get("supersedes_review_id")
+    }
+    cards = []
+    for owner in collections:
+        subjects = {s.get("id"): s for s in owner.collection.get("subjects") or []}
+        owned_paths = bundle.artifact_paths.get(owner.id, frozenset())
+        for item in owner.collection.get("reviews") or []:
+            cards.append(
+                _card(
+                    item=item,
+                    owner=owner,
+                    subject=subjects.get(item.get("subject_id")),
+                    owned_paths=owned_paths,
+                    superseded=item.get("id") in superseded_ids,
+                    is_main=owner.id == bundle.review.id,
+                )
+            )
+    cards.sort(key=_card_order)
+    current = next(
+        (c for c in cards if c.is_main_collection and c.is_source_synthesis and not c.superseded),
+        None,
+    )
+    return [replace(card, open=True) if card is current else card for card in cards]
+
+
+def _card(
+    *,
+    item: dict[str, Any],
+    owner: Review,
+    subject: dict[str, Any] | None,
+    owned_paths: frozenset[str],
+    superseded: bool,
+    is_main: bool,
+) -> ReviewCard:
+    findings = item.get("findings") or []
+    anchor_key = f"{owner.id}/{item.get('id')}".encode()
+    return ReviewCard(
+        review=item,
+        collection_id=owner.id,
+        collection_kind=owner.kind,
+        subject=subject,
+        anchor="review-" + hashlib.sha256(anchor_key).hexdigest()[:16],
+        method_label=labels.method_label(
+            method=item.get("method") or "unknown", collection_kind=owner.kind
+        ),
+        level="Source" if (subject or {}).get("level") == "source" else "Task",
+        verdict_label=labels.verdict_label(item.get("verdict")),
+        superseded=superseded,
+        is_main_collection=is_main,
+        reviewed_at=parse_review_date(item.get("reviewed_at")),
+        issues=[f for f in findings if f.get("kind") == "issue"],
+        observations=[f for f in findings if f.get("kind") != "issue"],
+        evidence=[
+            _evidence_item(evidence, owner_id=owner.id, owned_paths=owned_paths)
+            for evidence in item.get("evidence") or []
+        ],
+    )
+
+
+def _evidence_item(
+    evidence: dict[str, Any], *, owner_id: str, owned_paths: frozenset[str]
+) -> EvidenceItem:
+    path = evidence.get("snapshot_path") or ""
+    url = evidence.get("url") or ""
+    published = path in owned_paths
+    return EvidenceItem(
+        item=evidence,
+        snapshot_path=path,
+        artifact_review_id=owner_id if published else None,
+        external_url=url if not published and url.startswith(("http://", "https://")) else None,
+        not_published=not published and not url.startswith(("http://", "https://")),
+    )
+
+
+def _card_order(card: ReviewCard) -> tuple[bool, bool, bool, float, str]:
+    return (
+        card.superseded,
+        not card.is_source_synthesis,
+        *_newest_first(card.reviewed_at),
+        str(card.review.get("id")),
+    )
+
+
+def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
+    """Every ``kind: issue`` finding of the displayed cards, in card order (§18.2.3)."""
+    return [
+        IssueLine(
+            prefix=f"{card.method_label} · {card.reviewer_label}",
+            severity=finding.get("severity"),
+            severity_label=labels.severity_label(finding.get("severity")),
+            dimension=finding.get("dimension"),
+            text=finding.get("text") or "",
+            superseded=card.superseded,
+            anchor=card.anchor,
+        )
+        for card in cards
+        for finding in card.issues
+    ]
+
+
+# --- header (§9.4, §16) ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ProvenanceLine:
+    prefix: str
+    commit: str | None = None
+    suffix: str = ""
+
+    @property
+    def short(self) -> str | None:
+        return self.commit[:12] if self.commit else None
+
+    @property
+    def commit_url(self) -> str | None:
+        return COMMIT_URL.format(commit=self.commit) if self.commit else None
+
+    @property
+    def text(self) -> str:
+        return f"{self.prefix}{self.short or ''}{self.suffix}"
+
+
+def provenance_line(
+    *, collection: dict[str, Any], supplemental: list[dict[str, Any]]
+) -> ProvenanceLine:
+    execution = collection.get("execution_provenance") or {}
+    inspected_verifier = next(
+        (
+            item["attributes"]["inspected_marinskyrl_commit"]
+            for other in supplemental
+            for item in other.get("reviews") or []
+            if (item.get("attributes") or {}).get("review_pool_role")
+            == "verifier_revision_attestation"
+            and item["attributes"].get("inspected_marinskyrl_commit")
+        ),
+        None,
+    )
+    tail = (
+        f" · Current verifier inspected at {inspected_verifier[:12]}" if inspected_verifier else ""
+    )
+    commit = execution.get("marinskyrl_commit")
+    if commit:
+        suffix = " (dirty checkout)" if execution.get("marinskyrl_dirty") else ""
+        if execution.get("harbor_commit"):
+            suffix += f" · Harbor {execution['harbor_commit'][:12]}"
+        return ProvenanceLine("MarinSkyRL execution commit ", commit, suffix + tail)
+    reference = next(
+        (
+            item["attributes"]["inspected_marinskyrl_commit"]
+            for item in collection.get("reviews") or []
+            if (item.get("attributes") or {}).get("inspected_marinskyrl_commit")
+        ),
+        None,
+    )
+    if reference:
+        return ProvenanceLine(
+            "MarinSkyRL reference commit ",
+            reference,
+            " · Reused evidence and current inspection" + tail,
+        )
+    return ProvenanceLine("MarinSkyRL commit not recorded in imported review", None, tail)
+
+
+def latest_reviewed_at(*, collections: list[dict[str, Any]]) -> dt.datetime | None:
+    dates = [
+        parsed
+        for collection in collections
+        for item in collection.get("reviews") or []
+        if (parsed := parse_review_date(item.get("reviewed_at"))) is not None
+    ]
+    return max(dates, default=None)
+
+
+# --- provenance & applicability section (§10, §14.2, §18.2.4) -----------------------------------
+
+PROVENANCE_FIELDS = (
+    ("marinskyrl_commit", "MarinSkyRL commit"),
+    ("marinskyrl_dirty", "Dirty checkout"),
+    ("marinskyrl_python_tree_sha256", "MarinSkyRL Python tree SHA-256"),
+    ("harbor_commit", "Harbor commit"),
+    ("grading_revision", "Grading revision"),
+    ("verifyit", "VerifyIt"),
+)
+
+
+@dataclass(frozen=True)
+class Applicability:
+    status: str | None
+    headline: str
+    reviewed_data_revision: str | None
+    current_data_revision: str | None
+    reviewed_verifier_revision: str | None
+    current_verifier_revision: str | None
+    grading_tracking: str
+    grading_revision: str | None
+
+
+APPLICABILITY_HEADLINES = {
+    "current": "Review applicability: Current — the reviewed data and verifier match the source.",
+    "stale": "Review applicability: Stale — the source data or verifier changed since this review.",
+    "unknown": "Review applicability: Unknown — the reviewed data revision was not recorded.",
+}
+NOT_CURRENT_HEADLINE = (
+    "Review applicability: Not the current review — applicability is tracked for the source's "
+    "current review."
+)
+
+
+def provenance_fields(*, collection: dict[str, Any]) -> list[tuple[str, Any]]:
+    execution = collection.get("execution_provenance") or {}
+    return [(label, execution.get(key)) for key, label in PROVENANCE_FIELDS]
+
+
+def applicability(*, bundle: ReviewBundle) -> Applicability:
+    """The stored display state describes the source's current review; another review only shows
+    what it recorded next to the source's current revisions."""
+    source = bundle.source
+    payload = source.payload or {}
+    if bundle.is_current:
+        status = source.review_applicability
+        headline = APPLICABILITY_HEADLINES.get(
+            status or "unknown", APPLICABILITY_HEADLINES["unknown"]
+        )
+        reviewed_data = source.review_source_revision
+        reviewed_verifier = source.review_verifier_revision
+    else:
+        status = None
+        headline = NOT_CURRENT_HEADLINE
+        reviewed_data = _source_subject(bundle.review.collection).get("dataset_revision")
+        reviewed_verifier = None
+    return Applicability(
+        status=status,
+        headline=headline,
+        reviewed_data_revision=reviewed_data,
+        current_data_revision=payload.get("dataset_revision"),
+        reviewed_verifier_revision=reviewed_verifier,
+        current_verifier_revision=payload.get("verifier_revision"),
+        grading_tracking=source.grading_tracking,
+        grading_revision=source.review_grading_revision,
+    )
+
+
+def source_mappings(*, collection: dict[str, Any]) -> list[dict[str, Any]]:
+    subjects = {s.get("id"): s for s in collection.get("subjects") or []}
+    return [
+        {**mapping, "subject": subjects.get(mapping.get("subject_id"))}
+        for mapping in collection.get("source_mappings") or []
+    ]
+
+
+def _source_subject(collection: dict[str, Any]) -> dict[str, Any]:
+    return next((s for s in collection.get("subjects") or [] if s.get("level") == "source"), {})
+
+
+# --- dataset content equivalence (§12.3) ---------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Attestation:
+    path: str
+    executed_revision: str | None
+    current_revision: str | None
+    file_path: str | None
+    component_selector: str | None
+    population_count: int | None
+    file_sha256: str | None
+
+
+def attestations(*, bundle: ReviewBundle) -> list[Attestation]:
+    found = []
+    for path, content in sorted(bundle.attestation_contents.items()):
+        try:
+            data = json.loads(content)
+        except ValueError:
+            continue
+        if not isinstance(data, dict):
+            continue
+        found.append(
+            Attestation(
+                path=path,
+                executed_revision=data.get("executed_revision"),
+                current_revision=data.get("current_revision"),
+                file_path=data.get("file_path"),
+                component_selector=data.get("component_selector"),
+                population_count=data.get("population_count"),
+                file_sha256=data.get("file_sha256"),
+            )
+        )
+    return found
+
+
+# --- the whole page -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ReviewPage:
+    bundle: ReviewBundle
+    cards: list[ReviewCard]
+    issues: list[IssueLine]
+    provenance: ProvenanceLine
+    reviewed_at: dt.datetime | None
+    applicability: Applicability
+    provenance_fields: list[tuple[str, Any]]
+    source_mappings: list[dict[str, Any]]
+    attestations: list[Attestation]
+    has_collection_artifact: bool = False
+
+
+def review_page(*, review_id: str) -> ReviewPage | None:
+    bundle = review_bundle(review_id=review_id)
+    if bundle is None:
+        return None
+    cards = review_cards(bundle=bundle)
+    supplemental = [other.collection for other in bundle.supplemental]
+    collection = bundle.review.collection
+    return ReviewPage(
+        bundle=bundle,
+        cards=cards,
+        issues=issue_summary(cards=cards),
+        provenance=provenance_line(collection=collection, supplemental=supplemental),
+        reviewed_at=latest_reviewed_at(collections=[collection, *supplemental]),
+        applicability=applicability(bundle=bundle),
+        provenance_fields=provenance_fields(collection=collection),
+        source_mappings=source_mappings(collection=collection),
+        attestations=attestations(bundle=bundle),
+        has_collection_artifact=COLLECTION_PATH in bundle.own_artifact_paths,
+    )

@@ -1,0 +1,389 @@
+"""Validation of a review run directory before publication (reviews.md §5).
+
+Checks run in the order of §5; the first failure raises ``PublicationRejected`` with the exact
+message. Nothing here writes: ``publish_run_directory`` calls this inside its transaction, after
+which the caller holds the row lock taken by check 8.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import functools
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from atlas.models import Source
+from reviews.applicability import grading_claim_text
+from reviews.attestations import Bridge, find_bridge
+from reviews.evidence_set import (
+    COLLECTION_FILE,
+    GRADING_CLAIM_PATH,
+    ArtifactFile,
+    RunDirectory,
+    artifact_file,
+    as_text,
+    globbed_files,
+    normalized_relative,
+)
+from reviews.kinds import detect_kind, pool_role
+from reviews.models import Review, ReviewArtifact, ReviewKind
+from reviews.rating import source_synthesis
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
+DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+FRACTION_BEYOND_MICROSECONDS = re.compile(r"(\.\d{6})\d+")
+
+
+class PublicationRejected(Exception):
+    """The run directory cannot be published; the message is the exact §5 text."""
+
+
+@dataclass(frozen=True)
+class ValidatedRun:
+    run_dir: Path
+    atlas_id: str
+    review_id: str
+    collection: dict[str, Any]
+    kind: str
+    updated_at: dt.datetime | None
+    source: Source
+    native: bool
+    reviewed_data_revision: str | None
+    run_grading: dict[str, Any] | None
+    files: tuple[ArtifactFile, ...]
+
+
+@functools.cache
+def shipped_validator():
+    # Imported on first use: jsonschema's format checkers take seconds to import, and every
+    # process that loads the admin or URLs would otherwise pay for it at start-up.
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def max_artifact_bytes() -> int:
+    return int(getattr(settings, "ATLAS_MAX_ARTIFACT_BYTES", DEFAULT_MAX_ARTIFACT_BYTES))
+
+
+def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
+    run_dir = Path(run_dir)
+    raw, collection = _load_collection(run_dir)
+    _check_schema(collection)
+    _check_unique_identities(collection)
+    _check_review_references(collection)
+    files_in_run = RunDirectory(run_dir)
+    cited = _check_evidence_files(files_in_run, collection)
+    _check_tag_references(collection)
+    kind = detect_kind(collection)
+    _check_provenance(collection, kind)
+    source = _locked_active_source(atlas_id)
+    source_subject = _check_identity(collection, kind, atlas_id)
+    native = collection["execution_provenance"] is not None
+    payload = source.payload or {}
+    run_grading = None
+    reviewed_data_revision = None
+    updated_at = latest_reviewed_at(collection)
+    if kind == ReviewKind.RATING:
+        if native and payload.get("grading_revision"):
+            run_grading = _check_grading_identity(run_dir, collection, atlas_id, payload)
+        reviewed_data_revision = _check_data_revision(run_dir, collection, source_subject, payload)
+        _check_single_source_synthesis(collection)
+        _check_not_older(source, updated_at)
+    review_id = hashlib.sha256(raw).hexdigest()
+    generated = []
+    if run_grading is not None:
+        claim = grading_claim_text(
+            source_id=atlas_id,
+            review_id=review_id,
+            source_revision=reviewed_data_revision,
+            captured_verifier_revision=payload.get("verifier_revision"),
+            grading_revision=payload["grading_revision"],
+            execution_grading=run_grading,
+        )
+        generated.append(
+            artifact_file(path=GRADING_CLAIM_PATH, data=claim.encode("utf-8"), content=claim)
+        )
+    files = _archived_files(files_in_run, raw, cited, generated)
+    _check_existing_artifacts(review_id, files)
+    return ValidatedRun(
+        run_dir=run_dir,
+        atlas_id=atlas_id,
+        review_id=review_id,
+        collection=collection,
+        kind=kind,
+        updated_at=updated_at,
+        source=source,
+        native=native,
+        reviewed_data_revision=reviewed_data_revision,
+        run_grading=run_grading,
+        files=files,
+    )
+
+
+def latest_reviewed_at(collection: dict[str, Any]) -> dt.datetime | None:
+    dates = [
+        parse_timestamp(review["reviewed_at"])
+        for review in collection["reviews"]
+        if review["reviewed_at"] is not None
+    ]
+    return max(dates) if dates else None
+
+
+def parse_timestamp(value: str) -> dt.datetime:
+    # RFC 3339 allows lowercase separators and any precision; datetime keeps microseconds.
+    text = FRACTION_BEYOND_MICROSECONDS.sub(r"\1", value.upper().replace("Z", "+00:00"))
+    parsed = dt.datetime.fromisoformat(text)
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+
+
+def json_pointer(parts: Any) -> str:
+    escaped = [str(part).replace("~", "~0").replace("/", "~1") for part in parts]
+    return "/" + "/".join(escaped) if escaped else "/"
+
+
+# --- §5.1–§5.7: the collection on its own ---
+
+
+def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
+    path = run_dir / COLLECTION_FILE
+    if not path.is_file():
+        raise PublicationRejected("Run directory has no quality-reviews.json")
+    raw = path.read_bytes()
+    try:
+        return raw, json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
+        raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from exc
+
+
+def _check_schema(collection: Any) -> None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(shipped_validator().iter_errors(collection))
+    if error is not None:
+        raise PublicationRejected(
+            "Review collection does not match quality-review.schema.json at "
+            f"{json_pointer(error.absolute_path)}: {error.message}"
+        )
+
+
+def _check_unique_identities(collection: dict[str, Any]) -> None:
+    for items in (collection["subjects"], collection["reviews"]):
+        ids = [item["id"] for item in items]
+        if len(ids) != len(set(ids)):
+            raise PublicationRejected("Duplicate subject/review identity")
+
+
+def _check_review_references(collection: dict[str, Any]) -> None:
+    subject_ids = {subject["id"] for subject in collection["subjects"]}
+    review_ids = {review["id"] for review in collection["reviews"]}
+    for review in collection["reviews"]:
+        if review["subject_id"] not in subject_ids or not set(
+            review["derived_from_review_ids"]
+        ).issubset(review_ids):
+            raise PublicationRejected("Unresolved review reference")
+
+
+def _all_evidence(collection: dict[str, Any]):
+    for review in collection["reviews"]:
+        yield from review["evidence"]
+    for mapping in collection["source_mappings"]:
+        yield from mapping["evidence"]
+
+
+def _check_evidence_files(
+    files_in_run: RunDirectory, collection: dict[str, Any]
+) -> dict[str, bytes]:
+    """Every cited snapshot, hash-checked; returns their bytes by normalised path."""
+    cited: dict[str, bytes] = {}
+    for evidence in _all_evidence(collection):
+        snapshot_path = evidence["snapshot_path"]
+        relative = normalized_relative(snapshot_path)
+        target = files_in_run.resolve(relative) if relative else None
+        data = cited.get(relative) if relative else None
+        if target is not None and data is None:
+            data = target.read_bytes()
+        if data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
+            raise PublicationRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
+        cited[relative] = data
+    return cited
+
+
+def _check_tag_references(collection: dict[str, Any]) -> None:
+    known = {
+        "subject": {subject["id"] for subject in collection["subjects"]},
+        "review": {review["id"] for review in collection["reviews"]},
+        "finding": {
+            finding["id"] for review in collection["reviews"] for finding in review["findings"]
+        },
+    }
+    for assignment in collection["tag_assignments"]:
+        target = assignment["target"]
+        if target["id"] not in known[target["kind"]] or not set(
+            assignment["evidence_review_ids"]
+        ).issubset(known["review"]):
+            raise PublicationRejected("Unresolved tag reference")
+
+
+def _check_provenance(collection: dict[str, Any], kind: str) -> None:
+    if collection["execution_provenance"] is not None or kind == ReviewKind.IMPORTED:
+        return
+    if kind == ReviewKind.SUPPLEMENTAL:
+        carriers = [review for review in collection["reviews"] if pool_role(review)]
+    else:
+        source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
+        carriers = [
+            review
+            for review in collection["reviews"]
+            if review["method"] == "synthesis" and review["subject_id"] in source_subjects
+        ]
+    if not any(
+        isinstance(commit := review["attributes"].get("inspected_marinskyrl_commit"), str)
+        and COMMIT.match(commit)
+        for review in carriers
+    ):
+        raise PublicationRejected("Native reviews must record the MSkyRL commit")
+
+
+# --- §5.8–§5.13: against the Atlas source ---
+
+
+def _locked_active_source(atlas_id: str) -> Source:
+    with transaction.atomic():
+        rows = list(Source.objects.select_for_update().filter(id=atlas_id, active=True))
+    if len(rows) != 1:
+        raise PublicationRejected("Atlas source is absent or inactive")
+    return rows[0]
+
+
+def _check_identity(collection: dict[str, Any], kind: str, atlas_id: str) -> dict[str, Any] | None:
+    if kind == ReviewKind.IMPORTED:
+        if not any(
+            mapping["status"] == "confirmed" and mapping["atlas_source_ids"] == [atlas_id]
+            for mapping in collection["source_mappings"]
+        ):
+            raise PublicationRejected(
+                "Imported review has no confirmed mapping to the requested Atlas population"
+            )
+        return None
+    source_subjects = [s for s in collection["subjects"] if s["level"] == "source"]
+    if len(source_subjects) != 1 or source_subjects[0]["source_id"] != atlas_id:
+        raise PublicationRejected("Review subject does not identify the requested Atlas population")
+    return source_subjects[0]
+
+
+def _check_grading_identity(
+    run_dir: Path, collection: dict[str, Any], atlas_id: str, payload: dict[str, Any]
+) -> dict[str, Any]:
+    try:
+        run = json.loads((run_dir / "run.json").read_bytes())
+    except (OSError, ValueError):
+        run = None
+    grading = run.get("grading") if isinstance(run, dict) else None
+    if not isinstance(grading, dict) or grading.get("source_id") != atlas_id:
+        raise PublicationRejected(
+            "Native review lacks its source-specific executed grading identity"
+        )
+    expected = payload["grading_revision"]
+    executed = collection["execution_provenance"].get("grading_revision")
+    if grading.get("grading_revision") != expected or executed != expected:
+        raise PublicationRejected("Executed grading identity differs from the current Atlas source")
+    return grading
+
+
+def _check_data_revision(
+    run_dir: Path,
+    collection: dict[str, Any],
+    source_subject: dict[str, Any],
+    payload: dict[str, Any],
+) -> str | None:
+    executed = source_subject["dataset_revision"]
+    current = payload.get("dataset_revision")
+    if executed == current:
+        return executed
+    synthesis = source_synthesis(collection)
+    bridge = find_bridge(
+        run_dir=run_dir,
+        executed_revision=executed,
+        current_revision=current,
+        synthesis_population=synthesis["coverage"]["population_count"] if synthesis else None,
+        task_count=payload.get("task_count"),
+    )
+    if bridge is Bridge.ABSENT:
+        raise PublicationRejected("Reviewed data revision differs from the current Atlas source")
+    if bridge is Bridge.INVALID:
+        raise PublicationRejected(
+            "Dataset revision attestation does not bridge the reviewed and current data revisions"
+        )
+    return current
+
+
+def _check_single_source_synthesis(collection: dict[str, Any]) -> None:
+    source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
+    syntheses = [
+        review
+        for review in collection["reviews"]
+        if review["method"] == "synthesis" and review["subject_id"] in source_subjects
+    ]
+    if len(syntheses) != 1:
+        raise PublicationRejected("Publish one Atlas source population per review collection")
+
+
+def _check_not_older(source: Source, updated_at: dt.datetime | None) -> None:
+    if updated_at is None or not source.review_id:
+        return
+    current = (
+        Review.objects.filter(id=source.review_id).values_list("updated_at", flat=True).first()
+    )
+    if current is not None and updated_at < current:
+        raise PublicationRejected("A newer review is already current for this source")
+
+
+# --- §5.14–§5.15: the files to archive ---
+
+
+def _archived_files(
+    files_in_run: RunDirectory, raw: bytes, cited: dict[str, bytes], generated: list[ArtifactFile]
+) -> tuple[ArtifactFile, ...]:
+    """The collection, cited evidence and present optional files; the publisher's own files
+    (``generated``) replace any copy left in the run directory by an earlier publication."""
+    limit = max_artifact_bytes()
+    if len(raw) > limit:
+        raise PublicationRejected(f"Review evidence exceeds {limit} bytes: {COLLECTION_FILE}")
+    files = [artifact_file(path=COLLECTION_FILE, data=raw, content=raw.decode("utf-8"))]
+    skipped = {COLLECTION_FILE, *(file.path for file in generated)}
+    globbed = globbed_files(files_in_run)
+    for path in sorted(set(cited) | set(globbed)):
+        if path in skipped:
+            continue
+        data = cited.get(path)
+        if data is None:
+            data = globbed[path].read_bytes()
+        text = as_text(data)
+        if text is None:
+            if path in cited:
+                raise PublicationRejected(f"Review evidence must be UTF-8 text: {path}")
+            continue
+        if len(data) > limit:
+            raise PublicationRejected(f"Review evidence exceeds {limit} bytes: {path}")
+        files.append(artifact_file(path=path, data=data, content=text))
+    return tuple(sorted([*files, *generated], key=lambda file: file.path))
+
+
+def _check_existing_artifacts(review_id: str, files: tuple[ArtifactFile, ...]) -> None:
+    stored = dict(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", "sha256"))
+    if not stored:
+        return
+    for file in files:
+        if stored.get(file.path, file.sha256) != file.sha256:
+            raise PublicationRejected(f"Artifact {file.path} already exists with different content")

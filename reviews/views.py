@@ -1,0 +1,74 @@
+"""Review page and artifact page (reviews.md §18, §20)."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.template import TemplateDoesNotExist
+from django.template.backends.django import Template
+from django.template.loader import get_template
+
+from reviews import selectors
+from reviews.templatetags.review_tags import artifact_api_url, review_page_url
+from reviews.trace_viewers import render_artifact
+
+# Written by the difficulty work (difficulty.md §14–§15); the page renders without it.
+DIFFICULTY_SECTIONS_TEMPLATE = "difficulty/review_sections.html"
+
+
+def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
+    page = selectors.review_page(review_id=review_id)
+    if page is None:
+        return _not_found(request, title="Review not found", message="Review not found")
+    bundle = page.bundle
+    return render(
+        request,
+        "reviews/review.html",
+        {
+            "page": page,
+            "review": bundle.review,
+            "source": bundle.source,
+            "artifact_paths": bundle.own_artifact_paths,
+            "difficulty_template": _difficulty_template(),
+        },
+    )
+
+
+def artifact_page(request: HttpRequest, review_id: str, path: str) -> HttpResponse:
+    review = selectors.review_with_source(review_id=review_id)
+    if review is None:
+        return _not_found(request, title="Review not found", message="Review not found")
+    found = selectors.artifact(review_id=review.id, path=path)
+    if found is None:
+        return _not_found(
+            request,
+            title="Artifact not found",
+            message="This artifact is not part of the saved review.",
+            back_url=review_page_url(review.id),
+        )
+    return render(
+        request,
+        "reviews/artifact.html",
+        {
+            "review": review,
+            "source": review.source,
+            "artifact": found,
+            "file_name": found.path.rsplit("/", 1)[-1],
+            "download_url": artifact_api_url(review.id, found.path),
+            "contents": render_artifact(path=found.path, content=found.content),
+        },
+    )
+
+
+def _difficulty_template() -> Template | None:
+    try:
+        return get_template(DIFFICULTY_SECTIONS_TEMPLATE)
+    except TemplateDoesNotExist:
+        return None
+
+
+def _not_found(
+    request: HttpRequest, *, title: str, message: str, back_url: str | None = None
+) -> HttpResponse:
+    context = {"title": title, "message": message, "back_url": back_url}
+    return render(request, "reviews/not_found.html", context, status=404)

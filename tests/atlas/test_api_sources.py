@@ -1,0 +1,136 @@
+"""GET /api/sources/, /api/sources/<id>/ and /api/refreshes/ (catalog.md §12)."""
+
+import datetime as dt
+from urllib.parse import parse_qsl, urlsplit
+
+import pytest
+
+from tests.atlas.test_catalog_helpers import make_open_issue, make_row, seed, set_state
+
+pytestmark = pytest.mark.django_db
+
+
+def query_of(url: str) -> dict[str, str]:
+    return dict(parse_qsl(urlsplit(url).query))
+
+
+@pytest.fixture
+def catalog(write_catalog):
+    rows = [
+        make_row(f"MarinSkyRL:s{n:02}", display_name=f"s{n:02}", task_count=n) for n in range(30)
+    ]
+    rows.append(make_row("Task Trove:with space/x", display_name="Spaced", tags=["agentic"]))
+    seed(write_catalog, rows)
+
+
+def test_list_uses_the_page_filters_and_ordering(client, catalog):
+    body = client.get("/api/sources/?sort=-rows&origin=MarinSkyRL&page_size=25").json()
+    assert body["count"] == 30
+    assert [row["id"] for row in body["results"][:2]] == ["MarinSkyRL:s29", "MarinSkyRL:s28"]
+    assert query_of(body["next"]) == {"sort": "-rows", "origin": "MarinSkyRL", "page_size": "25",
+                                      "page": "2"}  # fmt: skip
+    assert body["previous"] is None
+    second = client.get(body["next"]).json()
+    assert len(second["results"]) == 5 and second["next"] is None
+    assert query_of(second["previous"]) == {
+        "sort": "-rows",
+        "origin": "MarinSkyRL",
+        "page_size": "25",
+    }
+
+
+def test_page_beyond_the_last_returns_the_last(client, catalog):
+    body = client.get("/api/sources/?page=99&page_size=25").json()
+    assert len(body["results"]) == 6 and body["next"] is None
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["type=rl", "turns=x", "origin=Elsewhere", "family=nope", "benchmark=yes", "quality=ok",
+     "difficulty=1-2", "show_bad=true", "show_excluded=2", "sort=-id", "page=0", "page=x",
+     "page_size=10", "page_size=501"],
+)  # fmt: skip
+def test_invalid_values_answer_400_naming_the_parameter(client, catalog, query):
+    response = client.get(f"/api/sources/?{query}")
+    assert response.status_code == 400
+    assert list(response.json()) == [query.split("=")[0]]
+
+
+def test_row_is_the_payload_with_display_state(client, catalog):
+    review = "a" * 64
+    set_state("MarinSkyRL:s01", effective_quality="some_issues", open_issue_count=2,
+              display_review_id=review, display_review_date_text="2025-03-03",
+              review_applicability="current", display_traces=12,
+              difficulty_text=None, review_stale=False)  # fmt: skip
+    from atlas.models import Source
+
+    Source.objects.filter(pk="MarinSkyRL:s01").update(
+        review_source_revision="a" * 40, quality="good", review_id=review
+    )
+    later = make_open_issue("MarinSkyRL:s01", "https://github.com/o/r/issues/2",
+                            created_at=dt.datetime(2025, 5, 1, tzinfo=dt.UTC))  # fmt: skip
+    make_open_issue("MarinSkyRL:s01", "https://github.com/o/r/issues/1",
+                    created_at=dt.datetime(2025, 4, 1, tzinfo=dt.UTC))  # fmt: skip
+    row = client.get("/api/sources/MarinSkyRL:s01/").json()
+    assert row["quality"] == "some_issues" and row["review_id"] == review
+    assert row["review_date"] == "2025-03-03" and row["traces"] == 12
+    assert row["review_source_revision"] == "a" * 40 and row["active"] is True
+    assert row["dataset_revision"] == "a" * 40 and row["tags"] == ["rlvr", "single-turn"]
+    assert [issue["issue_url"] for issue in row["verifier_issues"]] == [
+        "https://github.com/o/r/issues/1",
+        later.issue_url,
+    ]
+    assert row["verifier_issues"][0]["status"] == "open"
+    assert row["verifier_issues"][0]["created_at"] == "2025-04-01T00:00:00Z"
+
+
+def test_detail_routes_ids_with_spaces_and_slashes(client, catalog):
+    assert (
+        client.get("/api/sources/Task%20Trove:with%20space/x/").json()["display_name"] == "Spaced"
+    )
+
+
+def test_detail_includes_retired_sources(client, catalog, write_catalog):
+    seed(write_catalog, [make_row("MarinSkyRL:s00"), make_row("Task Trove:with space/x")])
+    assert client.get("/api/sources/MarinSkyRL:s05/").json()["active"] is False
+    listed = client.get("/api/sources/?show_excluded=1").json()
+    assert listed["count"] == 2
+
+
+def test_unknown_source_is_404(client, catalog):
+    response = client.get("/api/sources/MarinSkyRL:nope/")
+    assert response.status_code == 404
+    assert response.json() == {"detail": "Source not found"}
+
+
+@pytest.mark.parametrize("page_size", [25, 500])
+def test_list_query_count_is_constant(client, write_catalog, django_assert_num_queries, page_size):
+    rows = [make_row(f"MarinSkyRL:s{n:03}", display_name=f"s{n:03}") for n in range(520)]
+    seed(write_catalog, rows)
+    for n in range(0, 520, 40):
+        make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
+    client.get("/api/sources/")  # caches the vocabulary of this inventory version
+    # newest run (vocabulary key), count, rows, open issues
+    with django_assert_num_queries(4):
+        body = client.get(f"/api/sources/?page_size={page_size}&q=s").json()
+    assert len(body["results"]) == page_size
+
+
+def test_refreshes_list_rows_and_last_run(client, catalog):
+    body = client.get("/api/refreshes/").json()
+    assert [row["origin"] for row in body["results"]] == ["MarinSkyRL", "Task Trove"]
+    assert set(body["last_run"]) == {"id", "started_at", "finished_at", "trigger", "forced",
+                                     "outcome", "error"}  # fmt: skip
+    assert body["last_run"]["trigger"] == "command" and body["last_run"]["outcome"] == "synced"
+
+
+def test_refreshes_without_runs(client):
+    assert client.get("/api/refreshes/").json() == {"results": [], "last_run": None}
+
+
+def test_schema_documents_the_sources_api(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    parameters = {p["name"] for p in schema["paths"]["/api/sources/"]["get"]["parameters"]}
+    assert {"q", "origin", "type", "sort", "page", "page_size", "show_bad"} <= parameters
+    assert "/api/sources/{source_id}/" in schema["paths"]
+    assert "post" in schema["paths"]["/api/refresh/"]

@@ -1,0 +1,196 @@
+"""The one filter set and ordering (catalog-page.md §2, §9, §11; difficulty.md §11)."""
+
+import pytest
+from django.db import connection
+
+from atlas.filters import SourceFilterSet, lenient_filterset
+from tests.atlas.test_catalog_helpers import make_row, seed, set_state
+
+pytestmark = pytest.mark.django_db
+
+
+def ids(data: dict) -> list[str]:
+    filterset = SourceFilterSet(data)
+    assert filterset.is_valid(), filterset.errors
+    return list(filterset.qs.values_list("id", flat=True))
+
+
+@pytest.fixture
+def catalog(write_catalog):
+    rows = [
+        make_row("MarinSkyRL:alpha", display_name="Alpha set", family="math-answer",
+                 tags=["rlvr", "single-turn", "benchmark", "gym/aime"], notes="Olympiad problems"),
+        make_row("MarinSkyRL:beta", display_name="beta set", family="", tags=["alignment"],
+                 task_count=None),
+        make_row("MarinSkyRL:gen", display_name="Generator", family="reasoning-gym",
+                 tags=["rlvr", "single-turn", "generator"], task_count=None),
+        make_row("Task Trove:delta", display_name="Delta", family="terminal-agent",
+                 tags=["agentic", "multi-turn"], task_count=5000),
+        make_row("Task Trove:gone", display_name="Gone", family="terminal-agent",
+                 tags=["agentic", "multi-turn", "excluded"], task_count=7),
+    ]  # fmt: skip
+    seed(write_catalog, rows)
+    set_state("MarinSkyRL:alpha", effective_quality="good")
+    set_state("MarinSkyRL:beta", effective_quality="bad")
+    set_state("Task Trove:delta", effective_quality="some_issues")
+
+
+def test_defaults_hide_bad_and_excluded_and_sort_by_name(catalog):
+    assert ids({}) == ["MarinSkyRL:alpha", "Task Trove:delta", "MarinSkyRL:gen"]
+
+
+def test_toggles_show_bad_and_excluded(catalog):
+    assert "MarinSkyRL:beta" in ids({"show_bad": "1"})
+    assert "Task Trove:gone" in ids({"show_excluded": "1"})
+    assert len(ids({"show_bad": "1", "show_excluded": "1"})) == 5
+
+
+def test_quality_bad_implies_bad_rows_shown(catalog):
+    assert ids({"quality": "bad"}) == ["MarinSkyRL:beta"]
+
+
+@pytest.mark.parametrize(
+    ("data", "expected"),
+    [
+        ({"q": "  OLYMPIAD "}, ["MarinSkyRL:alpha"]),
+        ({"q": "gym/aime"}, ["MarinSkyRL:alpha"]),
+        ({"q": "task trove"}, ["Task Trove:delta"]),
+        ({"origin": "Task Trove"}, ["Task Trove:delta"]),
+        ({"type": "rlvr"}, ["MarinSkyRL:alpha", "MarinSkyRL:gen"]),
+        ({"type": "agentic"}, ["Task Trove:delta"]),
+        ({"type": "alignment", "show_bad": "1"}, ["MarinSkyRL:beta"]),
+        ({"type": "unknown"}, []),
+        ({"turns": "multi-turn"}, ["Task Trove:delta"]),
+        ({"turns": "unknown", "show_bad": "1"}, ["MarinSkyRL:beta"]),
+        ({"family": "reasoning-gym"}, ["MarinSkyRL:gen"]),
+        ({"family": "unknown", "show_bad": "1"}, ["MarinSkyRL:beta"]),
+        ({"benchmark": "true"}, ["MarinSkyRL:alpha"]),
+        ({"benchmark": "false"}, ["Task Trove:delta", "MarinSkyRL:gen"]),
+        ({"quality": "good"}, ["MarinSkyRL:alpha"]),
+        ({"quality": "some_issues"}, ["Task Trove:delta"]),
+        ({"quality": "unknown"}, ["MarinSkyRL:gen"]),
+        ({"origin": "MarinSkyRL", "type": "rlvr", "q": "gen"}, ["MarinSkyRL:gen"]),
+    ],
+)
+def test_each_filter(catalog, data, expected):
+    assert ids(data) == expected
+
+
+def test_difficulty_filters_use_the_current_large_measurement(write_catalog):
+    rows = [make_row(f"MarinSkyRL:d{n}", display_name=f"d{n}") for n in range(8)]
+    seed(write_catalog, rows)
+    measured = {0: (0, 10), 1: (25, 100), 2: (26, 100), 3: (50, 100), 4: (75, 100), 5: (100, 100)}
+    for n, (solved, verified) in measured.items():
+        set_state(f"MarinSkyRL:d{n}", difficulty_status="current", large_solved=solved,
+                  large_verified=verified, large_solve_rate=solved / verified)  # fmt: skip
+    set_state("MarinSkyRL:d6", difficulty_status="historical")
+    assert ids({"difficulty": "0-25"}) == ["MarinSkyRL:d0", "MarinSkyRL:d1"]
+    assert ids({"difficulty": "25-50"}) == ["MarinSkyRL:d2", "MarinSkyRL:d3"]
+    assert ids({"difficulty": "50-75"}) == ["MarinSkyRL:d4"]
+    assert ids({"difficulty": "75-100"}) == ["MarinSkyRL:d5"]
+    assert ids({"difficulty": "measured"}) == [f"MarinSkyRL:d{n}" for n in range(6)]
+    assert ids({"difficulty": "historical"}) == ["MarinSkyRL:d6"]
+    unmeasured = ids({"difficulty": "unmeasured"})
+    assert unmeasured == ["MarinSkyRL:d6", "MarinSkyRL:d7"]
+
+
+def test_zero_verified_never_matches_a_range(write_catalog):
+    seed(write_catalog, [make_row("MarinSkyRL:z", display_name="z")])
+    set_state("MarinSkyRL:z", difficulty_status="current", large_solved=0, large_verified=0)
+    assert "MarinSkyRL:z" not in ids({"difficulty": "0-25"})
+
+
+def test_unknown_values_are_errors_naming_the_parameter(catalog):
+    for key, value in [("type", "x"), ("origin", "Nowhere"), ("family", "nope"), ("sort", "id"),
+                       ("quality", "great"), ("difficulty", "10-20"), ("show_bad", "yes"),
+                       ("benchmark", "1")]:  # fmt: skip
+        filterset = SourceFilterSet({key: value})
+        assert not filterset.is_valid()
+        assert list(filterset.errors) == [key]
+
+
+def test_lenient_reading_ignores_unknown_values_only(catalog):
+    filterset = lenient_filterset(data={"type": "bogus", "origin": "Task Trove"})
+    assert list(filterset.qs.values_list("id", flat=True)) == ["Task Trove:delta"]
+    assert filterset.form.cleaned_data["type"] == ""
+
+
+def test_retired_sources_never_listed(catalog, write_catalog):
+    seed(write_catalog, [make_row("MarinSkyRL:alpha", display_name="Alpha set")])
+    assert "MarinSkyRL:gen" not in ids({"show_bad": "1", "show_excluded": "1"})
+
+
+# -- ordering --------------------------------------------------------------------------------
+@pytest.fixture
+def sortable(write_catalog):
+    rows = [
+        make_row("MarinSkyRL:e", display_name="item10", family="", task_count=None,
+                 canonical_source="Zeta", tags=[]),
+        make_row("MarinSkyRL:d", display_name="Item2", family="b-fam", task_count=5,
+                 canonical_source="alpha", tags=["rlvr", "single-turn", "benchmark"]),
+        make_row("MarinSkyRL:c", display_name="apple", family="A-fam", task_count=50,
+                 canonical_source=None, tags=["agentic", "multi-turn"]),
+        make_row("MarinSkyRL:b", display_name="apple", family="a-fam", task_count=5,
+                 canonical_source="", tags=["alignment", "excluded"]),
+        make_row("MarinSkyRL:a", display_name="", family="c-fam", task_count=None,
+                 canonical_source="Beta", tags=["rlvr", "single-turn"]),
+    ]  # fmt: skip
+    seed(write_catalog, rows)
+    set_state("MarinSkyRL:e", effective_quality="bad", large_solve_rate=0.9)
+    set_state("MarinSkyRL:d", effective_quality="good", large_solve_rate=0.1)
+    set_state("MarinSkyRL:c", effective_quality="some_issues", large_solve_rate=0.1)
+
+
+def sorted_ids(sort: str) -> list[str]:
+    return ids({"sort": sort, "show_bad": "1", "show_excluded": "1"})
+
+
+@pytest.mark.parametrize(
+    ("sort", "expected"),
+    [
+        # Ties by id ascending in both directions; empty and null last in both directions.
+        ("dataset", ["d", "a", "e", "b", "c"]),
+        ("-dataset", ["e", "a", "d", "b", "c"]),
+        ("rows", ["b", "d", "c", "a", "e"]),
+        ("-rows", ["c", "b", "d", "a", "e"]),
+        ("family", ["b", "c", "d", "a", "e"]),
+        ("-family", ["a", "d", "b", "c", "e"]),
+        ("type", ["c", "b", "a", "d", "e"]),
+        ("-type", ["a", "d", "b", "c", "e"]),
+        ("turns", ["c", "a", "d", "b", "e"]),
+        ("benchmark", ["a", "b", "c", "e", "d"]),
+        ("-benchmark", ["d", "a", "b", "c", "e"]),
+        ("quality", ["d", "c", "e", "a", "b"]),
+        ("-quality", ["e", "c", "d", "a", "b"]),
+        ("difficulty", ["c", "d", "e", "a", "b"]),
+        ("-difficulty", ["e", "c", "d", "a", "b"]),
+        ("status", ["a", "c", "d", "e", "b"]),
+        ("-status", ["b", "a", "c", "d", "e"]),
+    ],
+)
+def test_ordering(sortable, sort, expected):
+    assert sorted_ids(sort) == [f"MarinSkyRL:{key}" for key in expected]
+
+
+def test_name_sort_is_case_insensitive_with_empty_last(sortable):
+    # PostgreSQL's ICU collation compares digit runs numerically; SQLite compares code points.
+    natural = connection.vendor == "postgresql"
+    items = ["d", "e"] if natural else ["e", "d"]
+    assert sorted_ids("name") == [f"MarinSkyRL:{key}" for key in ["b", "c", *items, "a"]]
+    assert sorted_ids("-name") == [f"MarinSkyRL:{key}" for key in [*items[::-1], "b", "c", "a"]]
+
+
+def test_review_date_sorts_chronologically_with_undated_last(sortable):
+    import datetime as dt
+
+    set_state("MarinSkyRL:c", display_review_date=dt.datetime(2025, 3, 3, tzinfo=dt.UTC))
+    set_state("MarinSkyRL:a", display_review_date=dt.datetime(2024, 1, 1, tzinfo=dt.UTC))
+    assert sorted_ids("review_date")[:2] == ["MarinSkyRL:a", "MarinSkyRL:c"]
+    assert sorted_ids("-review_date")[:2] == ["MarinSkyRL:c", "MarinSkyRL:a"]
+    assert sorted_ids("-review_date")[2:] == ["MarinSkyRL:b", "MarinSkyRL:d", "MarinSkyRL:e"]
+
+
+def test_origin_sort_is_case_insensitive_with_id_ties(write_catalog):
+    seed(write_catalog, [make_row("b:1"), make_row("A:2"), make_row("b:0")])
+    assert ids({"sort": "origin"}) == ["A:2", "b:0", "b:1"]
+    assert ids({"sort": "-origin"}) == ["b:0", "b:1", "A:2"]

@@ -1,0 +1,314 @@
+"""The catalog page `/` (catalog-page.md): chrome, metrics, tabs, controls, table, paging."""
+
+import datetime as dt
+import re
+
+import pytest
+from django.utils import timezone
+
+from atlas.models import RefreshRun
+from tests.atlas.test_catalog_helpers import (
+    make_curator,
+    make_open_issue,
+    make_row,
+    seed,
+    set_state,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def page(client, query: str = "") -> str:
+    response = client.get("/" + query)
+    assert response.status_code == 200
+    return response.content.decode()
+
+
+def text_of(html: str, element_id: str) -> str:
+    match = re.search(rf'id="{element_id}"[^>]*>(.*?)</(?:p|span|div)>', html, re.S)
+    assert match, element_id
+    return re.sub(r"<[^>]+>", "", match.group(1)).strip()
+
+
+@pytest.fixture
+def catalog(write_catalog):
+    rows = [
+        make_row("MarinSkyRL:a", display_name="Alpha", task_count=1000),
+        make_row("MarinSkyRL:gen", display_name="Gen", tags=["rlvr", "generator"], task_count=None),
+        make_row("MarinSkyRL:unknown", display_name="Unknown count", task_count=None),
+        make_row("Task Trove:x", display_name="Xray", tags=["agentic"], task_count=20),
+        make_row("Task Trove:old", display_name="Old", tags=["excluded"], task_count=300),
+        make_row("Task Trove:bad", display_name="Bad one", tags=["agentic"], task_count=4000),
+    ]  # fmt: skip
+    seed(write_catalog, rows)
+    set_state("Task Trove:bad", effective_quality="bad")
+
+
+def test_chrome_strings_and_public_view(client, catalog):
+    html = page(client)
+    assert "<title>RL Data Atlas</title>" in html
+    for text in [
+        "open athena / research tools", "RL DATA ATLAS • LIVE CATALOG",
+        "POST-TRAINING / DATA INVENTORY",
+        "RL Data Atlas.", "Find the right tasks for your next run.", "Field guide · definitions",
+        "Counts have context.", "Know what is inferred.", "OPEN ATHENA / RL DATA ATLAS",
+        "Current difficulty models: Small = Qwen3-Coder-30B-A3B-Instruct",
+        'href="/admin/login/?next=%2F">Curator sign in', 'href="/api/docs/">API ↗',
+        "Showing the latest saved catalog. The last catalog sync is shown above.",
+        'placeholder="Search sources, families, environments…"', 'aria-label="Search sources"',
+        "Click column titles to sort · Open a source for provenance",
+    ]:  # fmt: skip
+        assert text in html, text
+    assert 'id="refresh"' not in html and 'method="post"' not in html
+    assert text_of(html, "metric-status") == "Saved snapshot"
+    assert '<script src="/static/atlas/catalog.js"' in html and "<script>" not in html
+
+
+def test_metrics_count_known_tasks_and_unknown_datasets_only(client, catalog):
+    html = page(client)
+    assert text_of(html, "metric-sources") == "5"  # Available across origins, bad included
+    assert text_of(html, "metric-tasks") == "1,020"
+    assert text_of(html, "task-count-context") == (
+        "4 visible entries · 1 unknown dataset count · may overlap"
+    )
+    html = page(client, "?show_excluded=1&show_bad=1")
+    assert text_of(html, "metric-tasks") == "5,320"
+    assert text_of(html, "metric-sources") == "5"
+    html = page(client, "?q=alpha")
+    assert text_of(html, "task-count-context") == (
+        "1 visible entry · 0 unknown dataset counts · may overlap"
+    )
+
+
+def test_footer_line_and_tab_badges(client, catalog):
+    html = page(client)
+    assert text_of(html, "result-count") == (
+        "4 of 6 entries · 1 excluded sources hidden · bad quality hidden"
+    )
+    badges = re.findall(
+        r'class="tab[^"]*" href="([^"]*)"[^>]*>([^<]+) <span class="badge">(\d+)', html
+    )
+    assert badges == [
+        ("/", "All catalogs", "5"),
+        ("/?origin=MarinSkyRL", "MarinSkyRL", "3"),
+        ("/?origin=Task+Trove", "Task Trove", "2"),
+    ]
+    html = page(client, "?show_excluded=1&origin=Task+Trove&q=zzz&page=3")
+    badges = re.findall(r'([^>]+) <span class="badge">(\d+)', html)
+    assert [count for _, count in badges] == ["6", "3", "3"]
+    assert 'href="/?origin=Task+Trove&amp;q=zzz' not in html  # canonical parameter order
+    current_tab = (
+        '<a class="tab tab-current" href="/?q=zzz&amp;origin=Task+Trove&amp;show_excluded=1"'
+    )
+    assert current_tab + ' aria-current="page">' in html
+    assert text_of(html, "result-count").endswith(
+        "1 excluded sources included · bad quality hidden"
+    )
+
+
+def test_cells_and_drawer(client, write_catalog):
+    seed(write_catalog, [
+        make_row("MarinSkyRL:q a/b", display_name="Quoted", tags=["generator"], task_count=None,
+                 family="", notes="Why it exists", pipeline={"name": "p1", "version": "2",
+                 "source": None, "revision": None, "files": ["a/*.parquet"]}),
+    ])  # fmt: skip
+    set_state("MarinSkyRL:q a/b", effective_quality="some_issues", open_issue_count=1,
+              display_review_id="f" * 64,
+              display_review_date=dt.datetime(2025, 3, 3, 12, tzinfo=dt.UTC),
+              display_review_date_text="2025-03-03T12:00:00Z")  # fmt: skip
+    make_open_issue("MarinSkyRL:q a/b", "https://github.com/o/r/issues/1")
+    html = page(client)
+    assert 'data-source-id="MarinSkyRL:q a/b"' in html
+    assert 'href="/api/sources/MarinSkyRL:q%20a/b/"' in html
+    assert 'aria-label="Details for Quoted"' in html
+    assert '<span class="muted">Generated</span>' in html
+    assert '<span class="chip chip-type chip-muted">Unclassified</span>' in html
+    assert (
+        f'<a class="chip quality-some_issues" href="/reviews/{"f" * 64}/" title="Confirmed '
+        "verifier defect remains unresolved. Open the source&#x27;s review pool and GitHub "
+        'issue.">Some issues</a>'
+    ) in html
+    assert '<span class="muted">Withheld · verifier issues</span>' in html
+    assert '<td title="2025-03-03T12:00:00Z">Mar 3, 2025</td>' in html
+    for text in [
+        "SOURCE DETAILS", "Why it exists", "<dt>Input rows</dt><dd>No fixed count</dd>",
+        "<dt>Input files</dt><dd>a/*.parquet</dd>", "<dt>Pipeline version</dt><dd>2</dd>",
+        "Open verifier issue ↗", "Read quality review ↗", 'aria-label="Close details"',
+    ]:  # fmt: skip
+        assert text in html, text
+    assert "<dt>Family</dt>" not in html  # empty values are skipped
+
+
+def test_quality_chip_labels(client, write_catalog):
+    seed(write_catalog, [make_row(f"MarinSkyRL:{n}", display_name=n) for n in "abc"])
+    set_state("MarinSkyRL:a", review_stale=True, display_review_id="e" * 64)
+    set_state("MarinSkyRL:b", display_review_id="d" * 64)
+    html = page(client)
+    assert re.search(
+        r'quality-unknown" href="/reviews/e+/" title="Source data or verifier changed[^"]*">'
+        r"Needs re-review",
+        html,
+    )
+    assert re.search(
+        r'quality-unknown" href="/reviews/d+/" title="Sample-based[^"]*">Unrated', html
+    )
+    assert (
+        '<span class="chip quality-unknown" title="Sample-based review conclusion; open the '
+        'report for coverage and limitations.">Unreviewed</span>' in html
+    )
+    assert html.count('<span class="muted">Not measured</span>') == 2
+    assert html.count('<span class="muted">Needs re-review</span>') == 1
+
+
+def test_difficulty_summary_uses_the_compact_chart(client, write_catalog):
+    seed(write_catalog, [make_row("MarinSkyRL:a", display_name="Alpha")])
+    summary = {"status": "current", "models": [], "text": "Current: x 1/2 solved"}
+    set_state(
+        "MarinSkyRL:a",
+        effective_quality="good",
+        display_review_id="c" * 64,
+        difficulty_summary=summary,
+    )
+    html = page(client)
+    assert (
+        f'href="/reviews/{"c" * 64}/#difficulty" '
+        'aria-label="Difficulty attempts and verifier results for Alpha"' in html
+    )
+    assert '<span class="muted">Not measured</span>' not in html
+    assert "Read difficulty attempts &amp; verifier results ↗" in html
+
+
+def test_sort_headers_toggle_and_reset_page(client, catalog):
+    html = page(client, "?page=1&sort=rows")
+    assert (
+        '<th scope="col" aria-sort="ascending" title="Selected input rows before conversion or '
+        'curation"><a class="sort-link" href="/?sort=-rows">Input rows '
+        '<span class="sort-icon" aria-hidden="true">↑</span>'
+    ) in html
+    assert (
+        'aria-sort="none"><a class="sort-link" href="/">Source name '
+        '<span class="sort-icon" aria-hidden="true">↕</span>'
+    ) in html
+    html = page(client, "?sort=-rows")
+    assert 'href="/?sort=rows">Input rows <span class="sort-icon" aria-hidden="true">↓' in html
+    assert "sorted by Input rows descending" in html
+
+
+def test_unknown_values_are_ignored_and_controls_show_defaults(client, catalog):
+    html = page(client, "?type=bogus&sort=zzz&page=abc&page_size=7&quality=bad")
+    assert '<option value="" selected>All types</option>' in html
+    assert '<input type="checkbox" id="show-bad" name="show_bad" value="1" checked>' in html
+    assert re.findall(r'data-source-id="([^"]+)"', html) == ["Task Trove:bad"]
+
+
+def test_filter_options_are_exact(client, catalog, write_catalog):
+    html = page(client)
+    for label in ["All types", "RLVR", "Alignment", "Agentic", "Unclassified", "All interactions",
+                  "Single-turn", "Multi-turn", "Any designation", "Designated", "Not designated",
+                  "All ratings", "Some issues", "Unrated / unreviewed", "Any difficulty",
+                  "Measured (current)", "Historical", "Not measured", "Large model: 0–25% solved",
+                  "Large model: &gt;75–100% solved", "All families", "Show bad quality",
+                  "Show deprecated / excluded"]:  # fmt: skip
+        assert label in html, label
+    assert (
+        'title="Solve-rate ranges use the larger model; lower solve rates indicate harder tasks."'
+        in html
+    )
+
+
+def test_pager_clamps_beyond_the_last_page(client, write_catalog):
+    seed(
+        write_catalog, [make_row(f"MarinSkyRL:s{n:03}", display_name=f"s{n:03}") for n in range(60)]
+    )
+    html = page(client, "?page_size=25&page=9")
+    assert "Page 3 of 3" in html
+    assert len(re.findall(r"data-source-id=", html)) == 10
+    assert 'href="/?page=2&amp;page_size=25" rel="prev">← Previous' in html
+    assert '<span class="disabled" aria-disabled="true">Next →</span>' in html
+    html = page(client)
+    assert "Page 1 of 1" in html and len(re.findall(r"data-source-id=", html)) == 60
+
+
+def test_empty_states(client, catalog, write_catalog):
+    assert "No matching sources" in page(client, "?q=nothing-matches")
+    assert "Try another search or reset the filters." in page(client, "?q=nothing-matches")
+
+
+def test_empty_inventory(client, django_user_model):
+    html = page(client)
+    assert "No sources have been synchronised yet." in html
+    assert "Use Refresh sources" not in html
+    assert text_of(html, "checked-at") == "No successful sync yet"
+    client.force_login(make_curator())
+    html = page(client)
+    assert "Use Refresh sources to load the packaged catalog." in html
+    assert text_of(html, "metric-status") == "Awaiting sync"
+
+
+def test_last_sync_shows_the_earliest_checked_at(client, catalog):
+    from atlas.models import Refresh
+
+    Refresh.objects.filter(origin="MarinSkyRL").update(
+        checked_at=dt.datetime(2025, 3, 3, 9, 5, tzinfo=dt.UTC)
+    )
+    html = page(client)
+    assert (
+        '<time datetime="2025-03-03T09:05:00+00:00">Last checked 09:05 · Mar 3, 2025</time>' in html
+    )
+
+
+def test_curator_chrome_and_status(client, catalog):
+    client.force_login(make_curator())
+    html = page(client)
+    assert "Signed in as <strong>curator</strong>" in html and "Sign out" in html
+    assert 'id="refresh"' in html and 'data-curator="1"' in html
+    assert text_of(html, "metric-status") == "Up to date"
+    RefreshRun.objects.create(started_at=timezone.now(), finished_at=timezone.now(),
+                              trigger="button", outcome="failed", error="boom")  # fmt: skip
+    assert text_of(page(client), "metric-status") == "Needs attention"
+
+
+def test_staff_without_permission_is_not_a_curator(client, catalog):
+    client.force_login(make_curator("staff", permitted=False))
+    html = page(client)
+    assert "Signed in as <strong>staff</strong>" in html
+    assert 'id="refresh"' not in html and 'data-curator="0"' in html
+
+
+def test_vocabulary_follows_each_sync(client, write_catalog):
+    seed(write_catalog, [make_row("MarinSkyRL:a", family="math-answer")])
+    assert 'value="math-answer"' in page(client)
+    seed(write_catalog, [make_row("MarinSkyRL:a", family="tool-use"), make_row("Gym:b", family="")])
+    html = page(client)
+    assert 'value="math-answer"' not in html and 'value="tool-use"' in html
+    assert 'href="/?origin=Gym"' in html and "Unknown / unclassified" in html
+
+
+def test_region_request_returns_only_the_regions(client, catalog):
+    response = client.get("/?origin=MarinSkyRL", HTTP_X_ATLAS_REGION="1")
+    html = response.content.decode()
+    assert "X-Atlas-Region" in response["Vary"]
+    assert html.count('data-region="') == 3 and "<html" not in html
+    assert "masthead" not in html and 'id="result-count"' in html
+
+
+def test_export_link_keeps_the_query_without_paging(client, catalog):
+    html = page(client, "?q=a&sort=-rows&page=2&page_size=25")
+    assert (
+        'id="export" class="button button-secondary" href="/export.csv?q=a&amp;sort=-rows"' in html
+    )
+
+
+@pytest.mark.parametrize("page_size", [25, 500])
+def test_page_query_count_is_constant_in_page_size(
+    client, write_catalog, django_assert_num_queries, page_size
+):
+    rows = [make_row(f"MarinSkyRL:s{n:03}", display_name=f"s{n:03}") for n in range(600)]
+    seed(write_catalog, rows)
+    for n in range(0, 600, 50):
+        make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
+    client.get("/")  # caches the vocabulary of this inventory version
+    # newest run (vocabulary key), totals, rows, open issues, refresh summary, last run
+    with django_assert_num_queries(6):
+        response = client.get(f"/?page_size={page_size}&show_bad=1")
+    assert response.content.decode().count("data-source-id=") == page_size

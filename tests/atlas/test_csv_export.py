@@ -1,0 +1,95 @@
+"""GET /export.csv (catalog-page.md §14)."""
+
+import pytest
+
+from atlas.csv_export import HEADER
+from tests.atlas.test_catalog_helpers import make_row, seed, set_state
+
+pytestmark = pytest.mark.django_db
+
+
+def export(client, query: str = "") -> tuple[object, bytes]:
+    response = client.get("/export.csv" + query)
+    assert response.status_code == 200
+    assert response.streaming
+    return response, b"".join(response.streaming_content)
+
+
+@pytest.fixture
+def catalog(write_catalog):
+    rows = [
+        make_row("MarinSkyRL:a", display_name='=HYPERLINK("x")', family="math-answer",
+                 tags=["rlvr", "single-turn", "gym/aime", "benchmark"], task_count=1234,
+                 notes='say "hi"'),
+        make_row("MarinSkyRL:b", display_name='He said "yes", then\nleft', task_count=None,
+                 url=None, verifier_url="@evil", tags=["alignment"]),
+        make_row("MarinSkyRL:c", display_name="-minus", tags=["excluded"], task_count=3),
+        make_row("MarinSkyRL:d", display_name="\tTabbed", task_count=7),
+    ]  # fmt: skip
+    seed(write_catalog, rows)
+    set_state("MarinSkyRL:a", effective_quality="good", difficulty_text="Current: m 1/2 solved",
+              display_review_date_text="2025-03-03T12:00:00Z")  # fmt: skip
+
+
+def test_headers_and_no_bom(client, catalog):
+    response, body = export(client)
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="rl-data-atlas.csv"'
+    assert not body.startswith(b"\xef\xbb\xbf")
+    first_line = body.split(b"\r\n", 1)[0].decode()
+    assert first_line == ",".join(f'"{name}"' for name in HEADER)
+
+
+def test_rows_raw_values_quoting_and_formula_guard(client, catalog):
+    _, body = export(client, "?sort=-rows")
+    lines = body.decode().split("\r\n")
+    assert lines[-1] == "" and len(lines) == 5  # header + 3 rows (excluded hidden) + final CRLF
+    assert lines[1] == (
+        '"\'=HYPERLINK(""x"")","MarinSkyRL","example/a","1234","Single-turn","RLVR","true",'
+        '"math-answer","Current: m 1/2 solved","good","2025-03-03T12:00:00Z","Available",'
+        f'"https://huggingface.co/datasets/example/a","{"a" * 40}","a",'
+        f'"rlvr,single-turn,gym/aime,benchmark","","{"b" * 64}"'
+    )
+    assert lines[2].startswith('"\'\tTabbed","MarinSkyRL","example/d","7",')
+    assert lines[3].startswith('"He said ""yes"", then\nleft","MarinSkyRL","example/b","","",')
+    assert ',"Alignment","false","math-answer","","","","Available","",' in lines[3]
+    assert lines[3].endswith(f'"\'@evil","{"b" * 64}"')
+
+
+def test_same_query_as_the_page(client, catalog):
+    _, body = export(client, "?show_excluded=1&sort=name&q=minus&page=3&page_size=25")
+    lines = body.decode().split("\r\n")
+    assert len(lines) == 3 and lines[1].startswith('"\'-minus"')
+    assert '"Excluded"' in lines[1]
+
+
+def test_unknown_values_ignored_like_the_page(client, catalog):
+    _, body = export(client, "?type=bogus")
+    assert body.decode().count("\r\n") == 4
+
+
+@pytest.mark.parametrize(
+    ("value", "field"),
+    [("=1", "'=1"), ("+1", "'+1"), ("-1", "'-1"), ("@a", "'@a"), ("\ta", "'\ta"),
+     ("\ra", "'\ra"), ("a=b", "a=b"), (" =b", " =b")],
+)  # fmt: skip
+def test_formula_guard_on_every_leading_character(client, write_catalog, value, field):
+    seed(write_catalog, [make_row("MarinSkyRL:x", display_name=value, family=value)])
+    _, body = export(client)
+    line = body.decode().split("\r\n")[1]
+    assert line.startswith(f'"{field}","MarinSkyRL",')
+    assert f',"{field}","",""' in line  # family keeps the guard too
+
+
+def test_streams_in_chunks_with_a_server_side_iterator(
+    client, write_catalog, django_assert_num_queries
+):
+    seed(write_catalog, [make_row(f"MarinSkyRL:r{n:04}") for n in range(2500)])
+    response = client.get("/export.csv")
+    chunks = iter(response.streaming_content)
+    with django_assert_num_queries(1):  # one streaming query, read in chunks
+        first = next(chunks)
+        rest = list(chunks)
+    assert first.startswith(b'"Source name"')
+    assert len(rest) >= 2  # rows arrive in several chunks, not one buffered body
+    assert sum(chunk.count(b"\r\n") for chunk in [first, *rest]) == 2501

@@ -1,0 +1,185 @@
+"""POST /api/refresh/ and the no-JS refresh form (catalog.md §12.4, catalog-page.md §15)."""
+
+from contextlib import contextmanager
+
+import pytest
+from celery.result import AsyncResult
+from django.contrib.messages import get_messages
+from django.db import connection, connections, transaction
+from django.test import Client
+from rest_framework.authtoken.models import Token
+
+from atlas import tasks
+from atlas.locks import ADVISORY_KEY, catalog_refresh_lock
+from atlas.models import RefreshRun, Source
+from tests.atlas.test_catalog_helpers import make_curator, make_row
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def artifact(settings, write_catalog):
+    settings.ATLAS_CATALOG_PATH = write_catalog(
+        [make_row("MarinSkyRL:a"), make_row("Task Trove:b", tags=["agentic"])]
+    )
+    return settings.ATLAS_CATALOG_PATH
+
+
+@pytest.fixture
+def curator_client(artifact):
+    client = Client(enforce_csrf_checks=True)
+    client.force_login(make_curator())
+    client.get("/")  # the curator form sets the CSRF cookie
+    return client
+
+
+def csrf(client) -> dict[str, str]:
+    return {"HTTP_X_CSRFTOKEN": client.cookies["csrftoken"].value}
+
+
+def test_anonymous_and_plain_staff_are_forbidden(client, artifact):
+    assert client.post("/api/refresh/?force=true").status_code == 403
+    client.force_login(make_curator("staff", permitted=False))
+    assert client.post("/api/refresh/?force=true").status_code == 403
+    assert not RefreshRun.objects.exists()
+
+
+def test_session_requires_the_csrf_token(curator_client):
+    assert curator_client.post("/api/refresh/?force=true").status_code == 403
+    assert not RefreshRun.objects.exists()
+
+
+def test_forced_button_sync_answers_the_result(curator_client):
+    response = curator_client.post("/api/refresh/?force=true", **csrf(curator_client))
+    body = response.json()
+    assert response.status_code == 200 and body["busy"] is False
+    assert [item["origin"] for item in body["results"]] == ["MarinSkyRL", "Task Trove"]
+    run = RefreshRun.objects.get(id=body["run"])
+    assert run.trigger == "button" and run.forced is True and run.user.username == "curator"
+
+
+def test_page_open_background_sync_runs_eagerly_without_a_broker(curator_client):
+    response = curator_client.post("/api/refresh/?force=false&background=1", **csrf(curator_client))
+    assert response.status_code == 200 and response.json()["busy"] is False
+    run = RefreshRun.objects.get()
+    assert run.trigger == "page_open" and run.forced is False
+    assert Source.objects.count() == 2
+
+
+def test_page_open_with_a_broker_is_queued(curator_client, monkeypatch):
+    queued = []
+
+    def delay(**kwargs):
+        queued.append(kwargs)
+        return AsyncResult("queued-task-id")
+
+    monkeypatch.setattr(tasks.sync_catalog, "delay", delay)
+    response = curator_client.post("/api/refresh/?background=1", **csrf(curator_client))
+    assert response.status_code == 202 and response.json() == {"queued": True}
+    user_id = Source._meta.apps.get_model("auth", "User").objects.get(username="curator").pk
+    assert queued == [{"force": False, "trigger": "page_open", "user_id": user_id}]
+    assert not RefreshRun.objects.exists()
+
+
+def test_token_callers_run_synchronously_with_trigger_api(artifact):
+    user = make_curator("robot")
+    token = Token.objects.create(user=user)
+    client = Client(enforce_csrf_checks=True)
+    response = client.post(
+        "/api/refresh/?force=false&background=1", HTTP_AUTHORIZATION=f"Token {token.key}"
+    )
+    assert response.status_code == 200
+    assert RefreshRun.objects.get().trigger == "api"
+
+
+def test_invalid_artifact_is_422_with_the_message(curator_client, settings, tmp_path):
+    settings.ATLAS_CATALOG_PATH = tmp_path / "missing.json"
+    response = curator_client.post("/api/refresh/?force=true", **csrf(curator_client))
+    assert response.status_code == 422
+    assert response.json() == {"detail": f"Catalog artifact not found: {tmp_path / 'missing.json'}"}
+    response = curator_client.post("/api/refresh/?background=1", **csrf(curator_client))
+    assert response.status_code == 422 and response.json()["detail"].startswith("Catalog artifact")
+
+
+@contextmanager
+def refresh_lock_held_elsewhere():
+    """Hold the catalog-refresh lock as another process would (another session on PostgreSQL,
+    another file descriptor on SQLite)."""
+    if connection.vendor != "postgresql":
+        with transaction.atomic(), catalog_refresh_lock() as held:
+            assert held
+            yield
+        return
+    other = connections.create_connection("default")
+    try:
+        other.set_autocommit(False)
+        with other.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [ADVISORY_KEY])
+        yield
+    finally:
+        other.rollback()
+        other.close()
+
+
+def test_busy_answer_is_200_and_writes_nothing(curator_client):
+    with refresh_lock_held_elsewhere():
+        response = curator_client.post("/api/refresh/?force=true", **csrf(curator_client))
+    assert response.status_code == 200
+    assert response.json() == {
+        "busy": True,
+        "message": "Another visitor is refreshing the catalog. Your saved data remains available.",
+    }
+    assert not RefreshRun.objects.exists() and not Source.objects.exists()
+
+
+def test_bad_force_value_is_400(curator_client):
+    response = curator_client.post("/api/refresh/?force=yes", **csrf(curator_client))
+    assert response.status_code == 400 and "force" in response.json()
+
+
+# -- without JavaScript ----------------------------------------------------------------------
+def test_form_refresh_redirects_303_with_a_one_time_message(curator_client):
+    token = curator_client.cookies["csrftoken"].value
+    response = curator_client.post(
+        "/?origin=MarinSkyRL&sort=-rows", {"refresh": "force", "csrfmiddlewaretoken": token}
+    )
+    assert response.status_code == 303
+    assert response["Location"] == "/?origin=MarinSkyRL&sort=-rows"
+    page = curator_client.get(response["Location"]).content.decode()
+    revision = RefreshRun.objects.get().catalog_revision
+    expected = (
+        f"MarinSkyRL {revision[:8]}  ·  Task Trove {revision[:8]}  ·  "
+        "Packaged task-curation catalog loaded."
+    )
+    assert expected in page
+    assert expected not in curator_client.get("/").content.decode()
+    assert RefreshRun.objects.get().trigger == "button"
+
+
+def test_form_refresh_shows_a_failure_as_a_warning(curator_client, settings, tmp_path):
+    settings.ATLAS_CATALOG_PATH = tmp_path / "gone.json"
+    token = curator_client.cookies["csrftoken"].value
+    response = curator_client.post("/", {"refresh": "force", "csrfmiddlewaretoken": token})
+    messages = [str(m) for m in get_messages(response.wsgi_request)]
+    assert messages == [
+        f"Catalog artifact not found: {tmp_path / 'gone.json'}. "
+        "Keeping the last successful snapshot."
+    ]
+
+
+def test_form_refresh_needs_csrf_and_a_curator(artifact, curator_client):
+    assert curator_client.post("/", {"refresh": "force"}).status_code == 403
+    anonymous = Client(enforce_csrf_checks=True)
+    anonymous.get("/")
+    assert anonymous.post("/", {"refresh": "force"}).status_code == 403
+    staff = Client()
+    staff.force_login(make_curator("staff", permitted=False))
+    assert staff.post("/", {"refresh": "force"}).status_code == 403
+    assert not RefreshRun.objects.exists()
+
+
+def test_public_page_never_syncs(client, artifact):
+    client.get("/")
+    client.get("/export.csv")
+    client.get("/api/sources/")
+    assert not RefreshRun.objects.exists()

@@ -1,0 +1,52 @@
+"""Lazy loading of the review page's difficulty section in the system Chromium."""
+
+from __future__ import annotations
+
+import pytest
+
+from difficulty.examples import write_example_difficulty
+from difficulty.publication import publish_difficulty_run
+from tests.difficulty.conftest import ATLAS_ID, DATA_REVISION, make_source
+
+pytestmark = pytest.mark.browser
+
+
+@pytest.fixture
+def page_url(live_server, tmp_path):
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    write_example_difficulty(run_dir=run_dir, atlas_id=ATLAS_ID, source_revision=DATA_REVISION)
+    _, review = make_source()
+    publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
+    return f"{live_server.url}/reviews/{review.id}/#difficulty"
+
+
+def test_attempts_and_traces_load_when_opened(page_url, page):
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(page_url)
+    section = page.locator("details#difficulty")
+    assert section.get_attribute("open") is not None
+    run = section.locator("details.difficulty-run").first
+    run.locator(":scope > summary").click()
+    settings = run.locator("details.difficulty-run-settings")
+    settings.locator(":scope > summary").click()
+    settings.get_by_text("Total context window").wait_for()
+    assert settings.get_by_text("Loading recorded run settings…").count() == 0
+    attempts = run.locator("details.difficulty-attempts")
+    assert attempts.locator(".difficulty-attempt").count() == 0
+    attempts.locator(":scope > summary").click()
+    attempt = attempts.locator("details.difficulty-attempt").first
+    attempt.wait_for()
+    assert "Task task-1" in attempt.locator(":scope > summary").inner_text()
+    attempt.locator(":scope > summary").click()
+    viewer = attempt.locator("details.artifact-viewer").first
+    viewer.locator(":scope > summary").click()
+    content = viewer.locator(".artifact-viewer-content")
+    content.get_by_text("Example task task-1").first.wait_for()
+    history = page.locator("details.difficulty-history")
+    history.locator(":scope > summary").click()
+    entry = history.locator("details.difficulty-history-entry").first
+    entry.locator(":scope > summary").click()
+    entry.get_by_text("Qwen/Qwen3.5-9B").wait_for()
+    assert errors == []

@@ -1,0 +1,196 @@
+from __future__ import annotations
+
+import datetime as dt
+import re
+
+import pytest
+from django.template.loader import render_to_string
+
+from atlas.models import Source
+from difficulty.classification import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
+from difficulty.examples import HISTORY_EXAMPLE, INVALID_EXAMPLE, invalid_example_report
+from difficulty.publication import publish_difficulty_run
+from difficulty.selectors import report_summary, summaries_for_sources
+from reviews.models import Review, VerifierIssue
+from tests.difficulty.conftest import ATLAS_ID, add_artifact, make_source
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def published(good_source, run_dir):
+    _, review = good_source
+    publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
+    return Source.objects.get(id=ATLAS_ID), review
+
+
+def url(review_id: str, path: str | None = None) -> str:
+    base = f"/api/reviews/{review_id}/difficulty/"
+    return base if path is None else f"{base}?path={path}"
+
+
+def test_api_returns_the_current_summary(client, published):
+    _, review = published
+    body = client.get(url(review.id)).json()
+    assert body["status"] == "current"
+    assert body["protocol"]["id"] == "atlas-difficulty-v2-65k16k"
+    assert [m["size"] for m in body["models"]][:3] == ["small", "large", "hosted"]
+
+
+def test_api_archived_and_invalid_reports(client, published):
+    _, review = published
+    historical = client.get(url(review.id, HISTORY_EXAMPLE)).json()
+    assert historical["status"] == "historical"
+    assert historical["models"][0]["model"] == "Qwen/Qwen3.5-9B"
+    assert client.get(url(review.id, INVALID_EXAMPLE)).json()["status"] == "historical"
+
+
+def test_api_applies_the_display_context(client, published):
+    source, review = published
+    VerifierIssue.objects.create(
+        source=source, issue_url="https://github.com/example/issues/2", review=review,
+        created_at=dt.datetime(2026, 1, 3, tzinfo=dt.UTC),
+        updated_at=dt.datetime(2026, 1, 3, tzinfo=dt.UTC),
+    )  # fmt: skip
+    body = client.get(url(review.id)).json()
+    assert (body["status"], body["status_note"]) == ("historical", OPEN_DEFECT_NOTE)
+    assert {m["measurement_status"] for m in body["models"]} == {"historical"}
+
+
+def test_api_superseded_review_is_historical(client, published):
+    _, review = published
+    Source.objects.filter(id=ATLAS_ID).update(review_id="f" * 64)
+    body = client.get(url(review.id)).json()
+    assert (body["status"], body["status_note"]) == ("historical", SUPERSEDED_NOTE)
+
+
+def test_api_errors(client, published):
+    _, review = published
+    assert client.get(url("0" * 64)).status_code == 404
+    missing = client.get(url(review.id, "difficulty/none.json"))
+    assert (missing.status_code, missing.json()) == (404, {"detail": "Difficulty report not found"})
+    not_report = client.get(url(review.id, "difficulty/context.json"))
+    assert (not_report.status_code, not_report.json()) == (
+        400,
+        {"detail": "Artifact is not a model comparison report"},
+    )
+
+
+def test_compact_chart_links_to_the_difficulty_section(published):
+    source, review = published
+    html = render_to_string(
+        "difficulty/compact_chart.html",
+        {"summary": source.difficulty_summary or _summary(review), "review_id": review.id,
+         "display_name": "example/x"},
+    )  # fmt: skip
+    assert f'href="/reviews/{review.id}/#difficulty"' in html
+    assert 'aria-label="Difficulty attempts and verifier results for example/x"' in html
+    assert ">Qwen 122B<" in html and ">67%<" in html
+    assert "open the review for attempts and verifier results" in html
+    assert "bar-large" in html and "width: 66.67%" in html
+
+
+def _summary(review):
+    return report_summary(review_id=review.id)
+
+
+def render_sections(review: Review, source: Source) -> str:
+    return render_to_string("difficulty/review_sections.html", {"review": review, "source": source})
+
+
+def test_review_sections_render_in_order_with_lazy_placeholders(published):
+    source, review = published
+    html = render_sections(review, source)
+    baseline = html.index("Reviewer solve baseline &amp; historical evidence")
+    section = html.index('id="difficulty"')
+    history = html.index("Earlier difficulty reports (1)")
+    assert baseline < section < history
+    assert re.search(r'<details id="difficulty"[^>]* open>', html)
+    assert "Difficulty · model solve rates and saved attempts" in html
+    assert "3 shared tasks · seeded random · split train" in html
+    assert (
+        "Protocol atlas-difficulty-v2-65k16k · 65,536 context / 49,152 input / 16,384 output "
+        "tokens (output includes reasoning)"
+    ) in html
+    assert "Quality-review solver: 2/3 solved · 3 attempted · 0 unverified" in html
+    assert "Loading recorded run settings…" in html and "Loading saved attempts…" in html
+    run_json = f"/reviews/{review.id}/artifacts/difficulty/small/run.json"
+    assert f'data-artifact-url="/api{run_json}"' in html
+    assert f'href="{run_json}"' in html
+    assert "Actual model attempts and verifier outputs (3)" in html
+    assert html.index("Task task-2 ·") < html.index("Task task-10 ·")
+    assert "Output budget exhausted" in html
+    assert "Hosted comparison · Complete" in html
+    assert "does not isolate the effect of reasoning effort" in html
+    assert "2025-06-01 · atlas-difficulty-qwen35-9b · Historical" in html
+    assert "difficulty/difficulty.js" in html and "<script>" not in html
+
+
+def test_missing_artifacts_are_stated(good_source, report):
+    source, review = good_source
+    add_artifact(review=review, path="difficulty.json", document=report)
+    add_artifact(
+        review=review,
+        path="difficulty/small/attempts/task-1/solver/turn-001/request.json",
+        document={},
+    )
+    html = render_sections(review, Source.objects.get(id=source.id))
+    assert "Saved run settings and traces have not been published for this measurement." in html
+    assert "The model response trace is not published for this attempt." in html
+    assert "The model request is not published for this attempt." in html
+    assert (
+        "The raw verifier log is not published; the recorded verifier result appears above."
+    ) in html
+    assert (
+        "difficulty/large/attempts/task-1 is referenced by the report but was not published."
+    ) in html
+
+
+def test_open_defect_makes_the_section_historical(published):
+    source, review = published
+    VerifierIssue.objects.create(
+        source=source, issue_url="https://github.com/example/issues/3", review=review,
+        created_at=dt.datetime(2026, 1, 3, tzinfo=dt.UTC),
+        updated_at=dt.datetime(2026, 1, 3, tzinfo=dt.UTC),
+    )  # fmt: skip
+    html = render_sections(review, Source.objects.get(id=ATLAS_ID))
+    assert "Historical difficulty · model solve rates and saved attempts" in html
+    assert OPEN_DEFECT_NOTE in html
+    assert "Historical · Small" not in html and "Historical · Qwen3-Coder-30B-A3B-Instruct" in html
+
+
+def test_review_page_includes_the_difficulty_sections(client, published):
+    _, review = published
+    response = client.get(f"/reviews/{review.id}/")
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'id="difficulty"' in html and "Earlier difficulty reports (1)" in html
+    assert "<script>" not in html
+
+
+def test_summaries_for_sources_applies_the_catalog_gate(published):
+    source, _ = published
+    other, _ = make_source(source_id="MarinSkyRL:other-example")
+    summaries = summaries_for_sources(sources=[source, other])
+    assert summaries[source.id]["status"] == "current"
+    assert summaries[other.id] is None  # no difficulty.json on its review
+    Source.objects.filter(id=ATLAS_ID).update(difficulty="")
+    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+    Source.objects.filter(id=ATLAS_ID).update(difficulty="x", quality="bad")
+    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+    Source.objects.filter(id=ATLAS_ID).update(quality="good", active=False)
+    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+
+
+def test_invalid_report_section_title_chip_and_run_prefix(good_source):
+    source, review = good_source
+    add_artifact(
+        review=review,
+        path="difficulty.json",
+        document=invalid_example_report(atlas_id=ATLAS_ID, source_revision=None),
+    )
+    html = render_sections(review, Source.objects.get(id=source.id))
+    assert "Invalid protocol difficulty · model solve rates and saved attempts" in html
+    assert "The recorded context or output limits do not match the current protocol." in html
+    assert ">Protocol mismatch<" in html
+    assert "Protocol mismatch · Qwen3-Coder-30B-A3B-Instruct · 1/3 solved" in html

@@ -1,0 +1,142 @@
+from __future__ import annotations
+
+from fractions import Fraction
+
+import pytest
+
+from difficulty import bars
+from difficulty.classification import Classification
+from difficulty.followups import HOSTED_NOTE, NO_ATTEMPTS_YET, section_title
+from difficulty.summary import build_summary, ordering_warning
+
+CURRENT = Classification("current", "note")
+
+
+def followup(**overrides):
+    entry = {
+        "id": "f1", "state": "complete", "kind": "recheck", "model": None,
+        "provider": None, "solved": 1, "verified": 2, "unverified": 0, "attempted": 2,
+    }  # fmt: skip
+    entry.update(overrides)
+    return entry
+
+
+def test_summary_fields_and_text(report):
+    summary = build_summary(report=report, classification=CURRENT)
+    assert set(summary) == {
+        "models", "estimated_at", "sampling", "status", "status_note", "ordering_warning",
+        "protocol", "text",
+    }  # fmt: skip
+    assert summary["text"] == (
+        "Current: Qwen/Qwen3-Coder-30B-A3B-Instruct 1/3 solved; "
+        "Qwen/Qwen3.5-122B-A10B 2/3 solved; zai-org/GLM-5.3 3/3 solved"
+    )
+    assert all(m["measurement_status"] == "current" for m in summary["models"])
+    assert "task_outcomes" not in summary["models"][0]
+
+
+def test_complete_followups_enter_the_summary_as_historical(report):
+    report["protocol_followups"] = [
+        followup(id="g", changed_parameter={"name": "max_tokens"}, model="m/Gen"),
+        followup(id="h", kind="alternate_checkpoint", model=None),
+        followup(id="n"),
+        followup(id="p", state="pending"),
+    ]
+    summary = build_summary(report=report, classification=Classification("invalid", "x"))
+    extra = summary["models"][3:]
+    assert [(e["followup_id"], e["size"], e["display_name"]) for e in extra] == [
+        ("g", "followup", "Generation setting follow-up"),
+        ("h", "hosted", "Hosted model follow-up"),
+        ("n", "followup", "Native verifier recheck"),
+    ]
+    assert {e["measurement_status"] for e in extra} == {"historical"}
+    assert summary["text"].startswith("Invalid: ")
+    assert summary["text"].endswith(
+        "m/Gen 1/2 solved; Hosted model follow-up 1/2 solved; Native verifier recheck 1/2 solved"
+    )
+
+
+def test_followup_titles_and_notes():
+    assert section_title(followup(kind="alternate_checkpoint")) == "Hosted comparison · Complete"
+    assert section_title(followup(state="pending")) == "Additional settings comparison · Pending"
+    assert HOSTED_NOTE.startswith("Changes the checkpoint, generation settings")
+    assert NO_ATTEMPTS_YET == "This comparison has no complete published attempts yet."
+
+
+def test_ordering_warning_needs_an_ordering_audit(report):
+    report["limitations"] = ["first", "Order of arms may bias results."]
+    assert ordering_warning(report=report) is None
+    report["protocol"]["artifacts"] = [{"path": "difficulty/ordering-audit.json"}]
+    assert ordering_warning(report=report) == "Order of arms may bias results."
+    report["limitations"] = []
+    assert ordering_warning(report=report) is None
+
+
+@pytest.mark.parametrize(
+    ("solved", "verified", "width", "full", "compact"),
+    [
+        (1, 8, Fraction(25, 2), "13% · 1/8", "13%"),  # 12.5 rounds half up
+        (1, 3, Fraction(100, 3), "33% · 1/3", "33%"),
+        (5, 8, Fraction(125, 2), "63% · 5/8", "63%"),
+        (0, 0, Fraction(0), "No scores", "No scores"),
+        (0, None, Fraction(0), "No scores", "No scores"),
+        (4, 4, Fraction(100), "100% · 4/4", "100%"),
+    ],
+)
+def test_width_and_score_text(solved, verified, width, full, compact):
+    entry = {"solved": solved, "verified": verified}
+    assert bars.width_percent(entry=entry) == width
+    assert bars.score_text(entry=entry, mode=bars.FULL) == full
+    assert bars.score_text(entry=entry, mode=bars.COMPACT) == compact
+
+
+def test_bars_order_labels_and_classes(report):
+    report["models"].reverse()
+    report["protocol_followups"] = [followup(id="g", changed_parameter={}, model="m/Gen")]
+    summary = build_summary(report=report, classification=CURRENT)
+    full = bars.bars_for(summary=summary, mode=bars.FULL)
+    assert [b.label for b in full] == [
+        "Small · Qwen3-Coder-30B-A3B-Instruct", "Large · Qwen3.5-122B-A10B",
+        "Hosted · GLM-5.3", "Gen",
+    ]  # fmt: skip
+    assert [b.css_class for b in full] == ["bar-small", "bar-large", "bar-hosted", "bar-followup"]
+    compact = bars.bars_for(summary=summary, mode=bars.COMPACT)
+    assert [b.label for b in compact] == [
+        "Qwen 30B", "Qwen 122B", "GLM 5.3", "Generation setting follow-up",
+    ]  # fmt: skip
+    assert full[0].width == "33.33"
+
+
+def test_historical_models_show_actual_names(report):
+    report["models"][0]["model"] = "Qwen/Qwen3.5-9B"
+    summary = build_summary(report=report, classification=Classification("historical", "h"))
+    full = bars.bars_for(summary=summary, mode=bars.FULL)
+    assert [b.label for b in full] == ["Qwen3.5-9B", "Qwen3.5-122B-A10B", "GLM-5.3"]
+    assert bars.bars_for(summary=summary, mode=bars.COMPACT)[0].label == "Small"
+
+
+def test_tooltips():
+    entry = {
+        "model": "zai-org/GLM-5.3", "provider": "Together", "solved": 2, "verified": 3,
+        "unverified": 1, "wilson_95": [0.2077, 0.93855], "measurement_status": "invalid",
+    }  # fmt: skip
+    assert bars.tooltip(entry=entry, mode=bars.FULL) == (
+        "zai-org/GLM-5.3 · Together · Protocol mismatch · 2/3 solved · 1 unverified · "
+        "95% interval 20.8–93.9%"
+    )
+    bare = {"display_name": "Native verifier recheck", "solved": 0, "verified": 0,
+            "unverified": 0, "measurement_status": "historical"}  # fmt: skip
+    assert bars.tooltip(entry=bare, mode=bars.COMPACT) == (
+        "Native verifier recheck · Provider recorded in run settings · Historical · 0/0 solved · "
+        "0 unverified · 95% interval not recorded; open the review for attempts and verifier "
+        "results"
+    )
+
+
+def test_status_chip():
+    assert bars.status_chip(summary={"status": "current"}) is None
+    chip = bars.status_chip(summary={"status": "invalid", "status_note": "why"})
+    assert (chip.label, chip.tooltip) == ("Protocol mismatch", "why")
+    assert bars.status_chip(summary={"status": "historical", "status_note": "h"}).label == (
+        "Historical"
+    )

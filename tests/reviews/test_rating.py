@@ -1,0 +1,112 @@
+"""The rating rule table of reviews.md §7 and the cap of defects.md §5.2.1."""
+
+import json
+
+import pytest
+
+from reviews.examples import JUDGE_MODELS
+from reviews.rating import cap_for_open_issues, derive_rating
+from tests.reviews.builders import FindingSpec, build_run, review_by_id
+
+UNRATED = "model:Qwen/Qwen3-Coder-30B-A3B-Instruct"
+
+
+def collection(tmp_path, **overrides):
+    run_dir = build_run(tmp_path, **overrides)
+    return json.loads((run_dir / "quality-reviews.json").read_text())
+
+
+def issue(severity):
+    return {
+        "id": f"x-{severity}",
+        "dimension": "verifier",
+        "text": "t",
+        "severity": severity,
+        "kind": "issue",
+    }
+
+
+BAD = {
+    "source_verdict": "reject",
+    "judge_verdicts": ("reject", "reject", "keep"),
+    "source_findings": (FindingSpec("high", "Wrong references."),),
+}
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({}, "good"),
+        ({"judge_findings": (FindingSpec("low", "Minor."),)}, "good"),
+        ({"judge_findings": (FindingSpec(None, "Unrated severity."),)}, "good"),
+        ({"judge_findings": (FindingSpec("medium", "Units."),)}, "some_issues"),
+        ({"source_findings": (FindingSpec("critical", "Broken."),)}, "some_issues"),
+        ({"source_verdict": "conditional"}, "some_issues"),
+        ({"verification_status": "error"}, "some_issues"),
+        ({"verification_status": "unavailable"}, "some_issues"),
+        (BAD, "bad"),
+        ({**BAD, "source_findings": (FindingSpec("critical", "Broken."),)}, "bad"),
+        ({**BAD, "source_findings": (FindingSpec("medium", "Only medium."),)}, "some_issues"),
+        ({**BAD, "source_verdict": "conditional"}, "some_issues"),
+        ({**BAD, "judge_verdicts": ("reject", "keep", "keep")}, "some_issues"),
+        ({"judge_models": (UNRATED, *JUDGE_MODELS[1:])}, None),
+        ({**BAD, "judge_models": (*JUDGE_MODELS[:2], UNRATED)}, None),
+    ],
+)
+def test_rule_table(tmp_path, overrides, expected):
+    assert derive_rating(collection(tmp_path, **overrides)) == expected
+
+
+def test_exactly_half_rejecting_judges_is_not_bad(tmp_path):
+    document = collection(tmp_path, **BAD)
+    verdicts = ["reject", "reject", "reject", "keep", "keep", "keep"]
+    judges = [r for r in document["reviews"] if r["method"] == "model_judgment"]
+    for judge, verdict in zip(judges, verdicts, strict=True):
+        judge["verdict"] = verdict
+    assert derive_rating(document) == "some_issues"
+    judges[3]["verdict"] = "reject"
+    assert derive_rating(document) == "bad"
+
+
+def test_good_needs_a_runtime_review(tmp_path):
+    document = collection(tmp_path)
+    document["reviews"] = [r for r in document["reviews"] if r["method"] != "runtime_execution"]
+    assert derive_rating(document) == "some_issues"
+
+
+def test_every_runtime_review_must_be_verified(tmp_path):
+    document = collection(tmp_path)
+    review_by_id(document, "runtime-0002")["attributes"]["verification"]["status"] = "error"
+    assert derive_rating(document) == "some_issues"
+
+
+def test_only_judge_and_source_synthesis_issues_count(tmp_path):
+    document = collection(tmp_path)
+    review_by_id(document, "task-synthesis-0001")["findings"].append(issue("critical"))
+    review_by_id(document, "runtime-0001")["findings"].append(issue("critical"))
+    assert derive_rating(document) == "good"
+    review_by_id(document, "judge-0002-3")["findings"].append(issue("medium"))
+    assert derive_rating(document) == "some_issues"
+
+
+def test_unrated_judge_models_come_from_the_setting(tmp_path, settings):
+    settings.ATLAS_UNRATED_JUDGE_MODELS = [JUDGE_MODELS[0]]
+    assert derive_rating(collection(tmp_path)) is None
+    settings.ATLAS_UNRATED_JUDGE_MODELS = []
+    assert (
+        derive_rating(collection(tmp_path, name="again", judge_models=(UNRATED, *JUDGE_MODELS[1:])))
+        == "good"
+    )
+
+
+@pytest.mark.parametrize(
+    ("derived", "capped"),
+    [
+        ("good", "some_issues"),
+        ("some_issues", "some_issues"),
+        (None, "some_issues"),
+        ("bad", "bad"),
+    ],
+)
+def test_cap_while_a_verifier_issue_is_open(derived, capped):
+    assert cap_for_open_issues(derived) == capped
