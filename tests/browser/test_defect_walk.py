@@ -1,0 +1,172 @@
+"""issue #5 end to end in the system Chromium: a curator confirms a verifier defect in the admin,
+the catalog and review page show the demotion, a failing resolution is refused, a valid one is
+accepted, and only a new rating publication restores Good."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Permission, User
+from django.utils import timezone
+
+from atlas.models import Source
+from atlas.services.sync import sync_catalog
+from difficulty.examples import write_example_difficulty
+from difficulty.publication import publish_difficulty_run
+from reviews.examples import FindingSpec, RunSpec, write_run_directory
+from reviews.models import VerifierIssue
+from reviews.publication import publish_run_directory
+from tests.reviews.builders import rewrite_collection
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+SOURCE_ID = "MarinSkyRL:gsm8k"
+ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/9001"
+
+
+def run_spec(source: Source, *, started_at: dt.datetime, **overrides) -> RunSpec:
+    return RunSpec(
+        source_id=source.id,
+        dataset_revision=source.payload["dataset_revision"],
+        repository=source.payload["dataset_id"],
+        started_at=started_at,
+        **overrides,
+    )
+
+
+def write_defect_run(root: Path, source: Source) -> Path:
+    """A supplemental collection: a verifier_defect review naming the issue, with a native run."""
+    run_dir = write_run_directory(
+        output=root / "defect",
+        spec=run_spec(
+            source,
+            started_at=timezone.now() - dt.timedelta(hours=1),
+            source_findings=(FindingSpec("high", "Rejects correct integer answers."),),
+        ),
+    )
+
+    def mark(collection):
+        synthesis = next(r for r in collection["reviews"] if r["method"] == "synthesis"
+                         and r["subject_id"].startswith("source:"))  # fmt: skip
+        synthesis["attributes"].update(
+            {"review_pool_role": "verifier_defect", "issue_url": ISSUE_URL}
+        )
+
+    rewrite_collection(run_dir, mark)
+    return run_dir
+
+
+def write_fix_run(root: Path, source: Source) -> Path:
+    """A fresh rating collection proving the fix on the current revisions."""
+    run_dir = write_run_directory(
+        output=root / "fix",
+        spec=run_spec(source, started_at=timezone.now() + dt.timedelta(hours=1)),
+    )
+
+    def resolve(collection):
+        synthesis = next(r for r in collection["reviews"] if r["method"] == "synthesis"
+                         and r["subject_id"].startswith("source:"))  # fmt: skip
+        synthesis["attributes"]["resolved_verifier_issues"] = [
+            {
+                "issue_url": ISSUE_URL,
+                "dataset_revision": source.payload["dataset_revision"],
+                "verifier_revision": source.payload["verifier_revision"],
+                "fix_validated": True,
+                "validation_evidence": synthesis["evidence"][0]["snapshot_path"],
+            }
+        ]
+
+    rewrite_collection(run_dir, resolve)
+    return run_dir
+
+
+def quality_chip(page, live_server) -> tuple[str, str | None, str]:
+    page.goto(f"{live_server.url}/?q=gsm8k")
+    row = page.locator(f'tr[data-source-id="{SOURCE_ID}"]')
+    chip = row.locator("td .chip[class*='quality-']")
+    cells = row.locator("td")
+    difficulty = cells.nth(8).inner_text().strip()
+    return chip.inner_text().strip(), chip.get_attribute("title"), difficulty
+
+
+def test_confirm_demote_refuse_resolve_and_restore_good(
+    live_server, page, packaged_catalog, tmp_path, screenshot
+):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    source = Source.objects.get(id=SOURCE_ID)
+    good = write_run_directory(
+        output=tmp_path / "good",
+        spec=run_spec(source, started_at=timezone.now() - dt.timedelta(days=1)),
+    )
+    good_review = publish_run_directory(run_dir=good, atlas_id=SOURCE_ID)["review_id"]
+    measured = tmp_path / "difficulty"
+    measured.mkdir()
+    write_example_difficulty(
+        run_dir=measured, atlas_id=SOURCE_ID, source_revision=source.payload["dataset_revision"]
+    )
+    publish_difficulty_run(run_dir=measured, atlas_id=SOURCE_ID)
+    label, _, difficulty = quality_chip(page, live_server)
+    assert label == "Good" and "Withheld" not in difficulty and "Not measured" not in difficulty
+
+    defect = publish_run_directory(run_dir=write_defect_run(tmp_path, source), atlas_id=SOURCE_ID)
+    assert defect["kind"] == "supplemental"
+    curator = User.objects.create_user("curator", password="walk-pass-1", is_staff=True)
+    curator.user_permissions.add(
+        *Permission.objects.filter(codename__in=["manage_verifier_issues", "view_verifierissue"])
+    )
+
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/reviews/verifierissue/add/")
+    page.fill("#id_username", "curator")
+    page.fill("#id_password", "walk-pass-1")
+    page.get_by_role("button", name="Log in").click()
+    page.fill("#id_source", SOURCE_ID)
+    page.fill("#id_issue_url", ISSUE_URL)
+    page.fill("#id_confirming_review_id", defect["review_id"])
+    page.get_by_role("button", name="Save", exact=True).click()
+    page.wait_for_url("**/admin/reviews/verifierissue/**")
+    issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
+    assert issue.status == "open" and issue.created_by == curator
+
+    label, tooltip, difficulty = quality_chip(page, live_server)
+    assert label == "Some issues"
+    assert tooltip == (
+        "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
+    )
+    assert difficulty == "Withheld · verifier issues"
+    screenshot(page, "defect-catalog")
+
+    page.goto(f"{live_server.url}/reviews/{good_review}/")
+    panel = page.locator("details", has_text="Confirmed verifier defects remain unresolved").first
+    assert panel.get_attribute("open") is not None
+    assert (
+        panel.get_by_role("link", name="Open verifier issue ↗").get_attribute("href") == ISSUE_URL
+    )
+
+    page.goto(f"{live_server.url}/admin/reviews/verifierissue/{issue.id}/resolve/")
+    page.fill("#id_resolution_review_id", defect["review_id"])
+    page.get_by_role("button", name="Resolve verifier defect").click()
+    assert page.get_by_text(
+        "the resolution review is not a published source review of this source"
+    ).is_visible()
+    issue.refresh_from_db()
+    assert issue.status == "open"
+
+    fix_dir = write_fix_run(tmp_path, source)
+    capped = publish_run_directory(run_dir=fix_dir, atlas_id=SOURCE_ID)
+    assert capped["capped_by_verifier_issues"] is True and capped["quality"] == "some_issues"
+    page.fill("#id_resolution_review_id", capped["review_id"])
+    page.get_by_role("button", name="Resolve verifier defect").click()
+    page.get_by_text("Verifier defect resolved.").wait_for()
+    issue.refresh_from_db()
+    assert (issue.status, issue.resolution_review_id) == ("resolved", capped["review_id"])
+
+    label, _, difficulty = quality_chip(page, live_server)
+    assert label == "Some issues"  # resolution alone never restores Good
+
+    restored = publish_run_directory(run_dir=fix_dir, atlas_id=SOURCE_ID)
+    assert restored["quality"] == "good" and restored["capped_by_verifier_issues"] is False
+    label, _, difficulty = quality_chip(page, live_server)
+    assert label == "Good"
+    assert difficulty == "Not measured"  # a new current review starts unmeasured
