@@ -132,7 +132,8 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     label, tooltip, difficulty = quality_chip(page, live_server)
     assert label == "Some issues"
     assert tooltip == (
-        "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
+        "Confirmed verifier defect remains unresolved. "
+        "Open the source's review pool and GitHub issue."
     )
     assert difficulty == "Withheld · verifier issues"
     screenshot(page, "defect-catalog")
