@@ -30,6 +30,7 @@ from atlas.models import Refresh, RefreshRun, Source
 from atlas.pagination import CatalogPagination
 from atlas.selectors import refresh_state, source_detail, with_open_issues
 from atlas.services.sync import SyncRejected, sync_catalog
+from reviews.serializers_defects import OpenVerifierIssueSerializer
 
 REFRESH_PERMISSION = "atlas.refresh_catalog"
 
@@ -41,13 +42,6 @@ def is_curator(user) -> bool:
 
 
 # -- sources ---------------------------------------------------------------------------------------
-class VerifierIssueRowSerializer(serializers.Serializer):
-    issue_url = serializers.CharField()
-    review_id = serializers.CharField()
-    status = serializers.CharField()
-    created_at = serializers.DateTimeField()
-
-
 class SourceRowSerializer(serializers.Serializer):
     """The exported payload with the display state applied; every payload key is kept."""
 
@@ -81,7 +75,7 @@ class SourceRowSerializer(serializers.Serializer):
     difficulty_summary = serializers.JSONField(allow_null=True)
     review_applicability = serializers.ChoiceField(choices=["current", "stale", "unknown"])
     review_stale = serializers.BooleanField()
-    verifier_issues = VerifierIssueRowSerializer(many=True)
+    verifier_issues = OpenVerifierIssueSerializer(many=True)
     grading_tracking = serializers.ChoiceField(choices=["legacy", "source-specific"])
     review_grading_revision = serializers.CharField(allow_null=True)
     review_id = serializers.CharField(allow_null=True)

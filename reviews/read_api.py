@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from reviews import selectors
+from reviews.serializers_defects import OpenVerifierIssueSerializer
 
 MUTABLE_ARTIFACT = "difficulty.json"
 IMMUTABLE_CACHE = "public, max-age=31536000, immutable"
@@ -29,13 +30,6 @@ class ArtifactIndexSerializer(serializers.Serializer):
 class SupplementalReviewSerializer(serializers.Serializer):
     id = serializers.CharField()
     collection = serializers.JSONField()
-
-
-class OpenIssueSerializer(serializers.Serializer):
-    issue_url = serializers.CharField()
-    review_id = serializers.CharField()
-    status = serializers.CharField()
-    created_at = serializers.DateTimeField()
 
 
 class ResolvedIssueSerializer(serializers.Serializer):
@@ -69,7 +63,7 @@ class ReviewDetailSerializer(serializers.Serializer):
     published_at = serializers.DateTimeField(source="review.published_at")
     artifacts = ArtifactIndexSerializer(many=True)
     supplemental_reviews = SupplementalReviewSerializer(source="supplemental", many=True)
-    verifier_issues = OpenIssueSerializer(source="open_issues", many=True)
+    verifier_issues = OpenVerifierIssueSerializer(source="open_issues", many=True)
     resolved_verifier_issues = ResolvedIssueSerializer(source="resolved_issues", many=True)
     review_pool = PoolEntrySerializer(source="pool", many=True)
     source = ReviewSourceSerializer()
