@@ -41,6 +41,11 @@ class DisplayContext:
 EMPTY_CONTEXT = DisplayContext()
 
 
+def capped_for_open_defect(quality: str | None) -> str:
+    """defects.md §5: while a defect is open only Bad survives; anything else is Some issues."""
+    return "bad" if quality == "bad" else "some_issues"
+
+
 def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
     """reviews.md §10.1: curated values win when the row has a curated review or that column."""
     has_review = curated.get("review_id") is not None
@@ -110,7 +115,7 @@ def compute_display_state(
 
     quality = None if stale else shown["quality"]
     if context.open_issue_count:
-        quality = "bad" if curated.get("quality") == "bad" else "some_issues"
+        quality = capped_for_open_defect(curated.get("quality"))
 
     summary = context.difficulty if (active and quality == "good") else None
     summary_status = summary.get("status") if summary else None

@@ -46,7 +46,8 @@ def _positive_int(raw: str | None) -> int | None:
     if raw is None or raw.strip() == "":
         return None
     text = raw.strip()
-    return int(text) if text.isdigit() else None
+    # isdigit() also accepts characters such as "²" that int() refuses.
+    return int(text) if text.isascii() and text.isdecimal() else None
 
 
 def lenient_paging(query: Mapping[str, str]) -> tuple[int, int]:

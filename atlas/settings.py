@@ -40,11 +40,15 @@ def env_path(name: str, default: Path) -> Path:
     return path if path.is_absolute() else BASE_DIR / path
 
 
-DEBUG = env_bool("DEBUG", True)
+# The embedded shape (no DATABASE_URL) is a developer's machine: debug on by default. With a
+# DATABASE_URL the production shape is assumed: debug off and a real SECRET_KEY required.
+DEBUG = env_bool("DEBUG", not os.environ.get("DATABASE_URL"))
 _DEV_SECRET = "dev-only-insecure-key-for-local-use-never-in-production"
 SECRET_KEY = os.environ.get("SECRET_KEY") or (_DEV_SECRET if DEBUG else "")
 if not SECRET_KEY:
-    raise ImproperlyConfigured("SECRET_KEY must be set when DEBUG is off")
+    raise ImproperlyConfigured(
+        "SECRET_KEY must be set when DEBUG is off (DEBUG defaults to off when DATABASE_URL is set)"
+    )
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "testserver"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
@@ -204,13 +208,16 @@ LOGGING = {
 if ATLAS_SYNC_SCHEDULE:
     from celery.schedules import crontab
 
-    _fields = ATLAS_SYNC_SCHEDULE.split()
-    if len(_fields) != 5:
-        raise ImproperlyConfigured("ATLAS_SYNC_SCHEDULE must be a five-field cron expression")
+    try:
+        _schedule = crontab.from_string(ATLAS_SYNC_SCHEDULE)
+    except (ValueError, TypeError) as exc:
+        raise ImproperlyConfigured(
+            f"ATLAS_SYNC_SCHEDULE must be a five-field cron expression: {exc}"
+        ) from None
     CELERY_BEAT_SCHEDULE = {
         "atlas-scheduled-sync": {
             "task": "atlas.tasks.sync_catalog",
-            "schedule": crontab(*_fields),
+            "schedule": _schedule,
             "kwargs": {"force": False, "trigger": "schedule"},
         }
     }

@@ -28,7 +28,8 @@ from difficulty.reports import (
     run_identity_path,
 )
 from difficulty.summary import build_summary
-from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.defects import has_open_defect
+from reviews.models import Review, ReviewArtifact
 
 RESULT_FILE = "atlas-difficulty-publication.json"
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -99,7 +100,7 @@ def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
 
 
 def _checked_source(*, source: Source, report: dict[str, Any]) -> Review:
-    if VerifierIssue.objects.filter(source=source, status=VerifierIssue.Status.OPEN).exists():
+    if has_open_defect(source_id=source.id):
         raise DifficultyPublicationError(
             "Open verifier defects withhold difficulty; resolve them and publish a new Good "
             "rating first"

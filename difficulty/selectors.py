@@ -9,6 +9,7 @@ from atlas.display_state import DisplayContext, compute_display_state
 from difficulty.classification import SourceContext, apply_source_context, classify_report
 from difficulty.reports import REPORT_PATH, NotAReportError, parse_report
 from difficulty.summary import build_summary
+from reviews.defects import has_open_defect
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 
 
@@ -19,9 +20,7 @@ class ReportNotFoundError(LookupError):
 def source_context(*, source: Any, review: Review) -> SourceContext:
     """§6.4 context of a report shown for ``source`` from ``review``."""
     return SourceContext(
-        open_defect=VerifierIssue.objects.filter(
-            source_id=source.id, status=VerifierIssue.Status.OPEN
-        ).exists(),
+        open_defect=has_open_defect(source_id=source.id),
         review_stale=bool(source.review_stale),
         review_is_current=source.review_id == review.id,
         source_good=source.effective_quality == "good",

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
+from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
@@ -43,15 +44,10 @@ class _Unset:
 UNSET: Any = _Unset()
 
 
-def open_issue_count(*, source_id: str) -> int:
+def has_open_defect(*, source_id: str) -> bool:
     return VerifierIssue.objects.filter(
         source_id=source_id, status=VerifierIssue.Status.OPEN
-    ).count()
-
-
-def demoted_quality(current: str | None) -> str:
-    """§5.1: Bad is kept; anything else (including unreviewed) becomes Some issues."""
-    return "bad" if current == "bad" else "some_issues"
+    ).exists()
 
 
 # --- confirmation (§3) ---------------------------------------------------------------------------
@@ -119,7 +115,7 @@ def confirm_verifier_issue(
             created_by=user if getattr(user, "pk", None) else None,
         )
         Source.objects.filter(id=source.id).update(
-            quality=demoted_quality(source.quality), difficulty=None
+            quality=capped_for_open_defect(source.quality), difficulty=None
         )
         refresh_display_state(source_ids=[source.id])
     return issue
@@ -243,7 +239,7 @@ def _entry_failure(
 
 def check_curated_edit(*, source_id: str, quality: Any = UNSET, difficulty: Any = UNSET) -> None:
     """Refuse a curated edit that would show Good or a current difficulty during an open defect."""
-    if not open_issue_count(source_id=source_id):
+    if not has_open_defect(source_id=source_id):
         return
     if quality is not UNSET and quality not in ("some_issues", "bad"):
         raise DefectRuleError(CAP_MESSAGE)

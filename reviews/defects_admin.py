@@ -26,6 +26,13 @@ class ConfirmDefectForm(forms.ModelForm):
         model = VerifierIssue
         fields = ["source", "issue_url"]
 
+    def _get_validation_exclusions(self):
+        # The service reports a repeated issue with the spec's own message (defects.md §3.6);
+        # keep the model's unique constraint from adding a second, generic one.
+        exclusions = super()._get_validation_exclusions()
+        exclusions.add("issue_url")
+        return exclusions
+
     def clean(self):
         cleaned = super().clean()
         source = cleaned.get("source")

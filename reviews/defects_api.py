@@ -69,9 +69,10 @@ class VerifierIssueViewSet(
     def resolve(self, request, pk=None):
         body = ResolveRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
+        issue_id = self.get_object().pk  # 404 for unknown or malformed ids
         try:
             issue = resolve_verifier_issue(
-                issue_id=int(pk),
+                issue_id=issue_id,
                 resolution_review_id=body.validated_data["resolution_review_id"],
                 user=request.user,
             )

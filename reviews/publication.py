@@ -15,10 +15,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.archives import ArchiveRejected, extract_archive
+from reviews.defects import has_open_defect
 from reviews.evidence_set import GRADING_CLAIM_PATH
 from reviews.models import (
     GradingBinding,
@@ -26,9 +28,8 @@ from reviews.models import (
     ReviewArtifact,
     ReviewKind,
     ReviewPublication,
-    VerifierIssue,
 )
-from reviews.rating import cap_for_open_issues, derive_rating
+from reviews.rating import derive_rating
 from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
 
 logger = logging.getLogger(__name__)
@@ -133,9 +134,9 @@ def _store_artifacts(review: Review, run: ValidatedRun) -> None:
 def _apply_curated_update(source: Source, run: ValidatedRun) -> bool:
     """Make the collection the source's current review; returns whether open defects capped it."""
     quality = derive_rating(run.collection)
-    capped = VerifierIssue.objects.filter(source=source, status=VerifierIssue.Status.OPEN).exists()
+    capped = has_open_defect(source_id=source.id)
     if capped:
-        quality = cap_for_open_issues(quality)
+        quality = capped_for_open_defect(quality)
     source.quality = quality
     source.review_id = run.review_id
     source.review_date = run.updated_at

@@ -58,11 +58,6 @@ def derive_rating(collection: dict[str, Any]) -> str | None:
     return Quality.SOME_ISSUES
 
 
-def cap_for_open_issues(quality: str | None) -> str:
-    """While a verifier defect is open only Bad survives; anything else becomes Some issues."""
-    return Quality.BAD if quality == Quality.BAD else Quality.SOME_ISSUES
-
-
 def _verification_status(review: dict[str, Any]) -> Any:
     verification = review["attributes"].get("verification")
     return verification.get("status") if isinstance(verification, dict) else None

@@ -3,6 +3,7 @@ one transaction under the catalog-refresh lock (catalog.md §6–§8)."""
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.services.display import display_columns_for, refresh_display_state
 
+logger = logging.getLogger(__name__)
 BATCH_SIZE = 1000
 BUSY_MESSAGE = "Another visitor is refreshing the catalog. Your saved data remains available."
 BUSY_RESULT = {"busy": True, "message": BUSY_MESSAGE}
@@ -46,8 +48,16 @@ def sync_catalog(
                 return dict(BUSY_RESULT)
             return _reconcile(catalog, force, trigger, user_id, started_at)
     except Exception as exc:
+        # Driver messages can carry SQL and paths; the run history is public, so it names only
+        # the kind of failure and the log keeps the rest.
+        logger.exception("Catalog sync failed")
         _record_failure(
-            started_at, trigger, force, user_id, f"Sync failed: {exc}", catalog.revision
+            started_at,
+            trigger,
+            force,
+            user_id,
+            f"Sync failed: {type(exc).__name__}",
+            catalog.revision,
         )
         raise
 
@@ -98,7 +108,10 @@ def _reconcile(
         )
 
     present = {snapshot.origin for snapshot in catalog.snapshots}
-    known = set(Source.objects.values_list("origin", flat=True).distinct()) | set(previous)
+    # An origin is retired once: when it still has active rows or a refresh row.
+    known = set(
+        Source.objects.filter(active=True).values_list("origin", flat=True).distinct()
+    ) | set(previous)
     retired_origins = sorted(known - present)
     if retired_origins:
         retired = list(
@@ -160,9 +173,11 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
         ids = [row["id"] for row in batch]
         existing = {
             item["id"]: item
-            for item in Source.objects.filter(id__in=ids).values(
-                "id", "origin", "payload", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS
-            )
+            # Row locks make curated writers (publication, defects) and this sync wait for each
+            # other, so a display state is never computed from curated values a writer replaced.
+            for item in Source.objects.select_for_update()
+            .filter(id__in=ids)
+            .values("id", "origin", "payload", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS)
         }
         # The display state is computed before the new payload is written, so the contexts must
         # judge grading bindings against the incoming rows, not the stored ones.

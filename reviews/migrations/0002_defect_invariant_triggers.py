@@ -1,6 +1,8 @@
 """Database triggers guaranteeing the open-defect invariant (defects.md §5.2.5) for every writer,
 including bulk updates and raw SQL. Services check first so users get clear messages; these
-triggers are the guarantee. A new Bad is allowed (it never shows Good); anything else is capped."""
+triggers are the guarantee. Some issues and Bad are accepted as written (neither shows Good, and a
+capped publication may move Bad to Some issues); Good or null becomes Bad again when the previous
+value was Bad, else Some issues; difficulty is always cleared."""
 
 from django.db import migrations
 
@@ -10,10 +12,12 @@ POSTGRES_INSTALL = [
     BEGIN
         IF EXISTS (SELECT 1 FROM catalog_verifier_issues
                    WHERE source_id = NEW.id AND status = 'open') THEN
-            IF NEW.quality = 'bad' OR (TG_OP = 'UPDATE' AND OLD.quality = 'bad') THEN
-                NEW.quality := 'bad';
-            ELSE
-                NEW.quality := 'some_issues';
+            IF NEW.quality IS NULL OR NEW.quality NOT IN ('some_issues', 'bad') THEN
+                IF TG_OP = 'UPDATE' AND OLD.quality = 'bad' THEN
+                    NEW.quality := 'bad';
+                ELSE
+                    NEW.quality := 'some_issues';
+                END IF;
             END IF;
             NEW.difficulty := NULL;
         END IF;
@@ -59,7 +63,8 @@ _SQLITE_OPEN = (
 )
 _SQLITE_REPAIR = """
     UPDATE catalog_sources
-       SET quality = CASE WHEN NEW.quality = 'bad' OR {old_bad} THEN 'bad' ELSE 'some_issues' END,
+       SET quality = CASE WHEN NEW.quality IN ('some_issues', 'bad') THEN NEW.quality
+                          WHEN {old_bad} THEN 'bad' ELSE 'some_issues' END,
            difficulty = NULL
      WHERE id = NEW.id;
 """

@@ -207,7 +207,7 @@ def test_interrupted_sync_leaves_the_previous_inventory_committed(monkeypatch, w
     failed = RefreshRun.objects.order_by("-id").first()
     assert (failed.outcome, failed.error, failed.trigger) == (
         "failed",
-        "Sync failed: worker lost",
+        "Sync failed: RuntimeError",
         "schedule",
     )
 

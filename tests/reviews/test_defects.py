@@ -403,6 +403,9 @@ def test_database_trigger_guards_raw_writes(source):
     with connection.cursor() as cursor:
         cursor.execute("UPDATE catalog_sources SET quality = NULL WHERE id = %s", [source.id])
     assert Source.objects.get(id=source.id).quality == "bad"
+    # Some issues is a legal value while a defect is open (a capped re-rating of a Bad source).
+    Source.objects.filter(id=source.id).update(quality="some_issues")
+    assert Source.objects.get(id=source.id).quality == "some_issues"
 
 
 def test_database_trigger_demotes_on_raw_issue_insert(source):
@@ -612,3 +615,25 @@ def test_admin_source_edit_is_refused_while_a_defect_is_open(source, curator, cl
     page = client.post(url, {"quality": "some_issues", "difficulty": "Current: a 1/2 solved"})
     assert "Open verifier defects withhold difficulty" in page.content.decode()
     assert Source.objects.get(id=source.id).quality == "some_issues"
+
+
+def test_resolving_an_unknown_or_malformed_id_is_not_found(source, curator):
+    client = APIClient()
+    client.force_authenticate(curator)
+    for issue_id in ("abc", "999999"):
+        answer = client.post(
+            f"/api/verifier-issues/{issue_id}/resolve/", {"resolution_review_id": "0" * 64}
+        )
+        assert answer.status_code == 404
+
+
+def test_admin_reports_a_repeated_defect_once_with_the_spec_message(source, curator, client):
+    curator.is_superuser = True
+    curator.save()
+    client.force_login(curator)
+    review = confirming_collection(source)
+    form = {"source": source.id, "issue_url": ISSUE_URL, "confirming_review_id": review.id}
+    assert client.post("/admin/reviews/verifierissue/add/", form).status_code == 302
+    page = client.post("/admin/reviews/verifierissue/add/", form).content.decode()
+    assert page.count("This defect is already recorded for the source") == 1
+    assert "already exists" not in page

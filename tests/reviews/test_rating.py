@@ -4,8 +4,9 @@ import json
 
 import pytest
 
+from atlas.display_state import capped_for_open_defect
 from reviews.examples import JUDGE_MODELS
-from reviews.rating import cap_for_open_issues, derive_rating
+from reviews.rating import derive_rating
 from tests.reviews.builders import FindingSpec, build_run, review_by_id
 
 UNRATED = "model:Qwen/Qwen3-Coder-30B-A3B-Instruct"
@@ -109,4 +110,4 @@ def test_unrated_judge_models_come_from_the_setting(tmp_path, settings):
     ],
 )
 def test_cap_while_a_verifier_issue_is_open(derived, capped):
-    assert cap_for_open_issues(derived) == capped
+    assert capped_for_open_defect(derived) == capped
