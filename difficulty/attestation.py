@@ -69,7 +69,7 @@ def _validation_published(*, document: dict[str, Any], run_dir: Path) -> bool:
         if not isinstance(entry, dict):
             return False
         url, path = entry.get("url"), entry.get("path")
-        if isinstance(url, str) and url.startswith(("https://", "http://")):
+        if isinstance(url, str) and url.startswith("https://"):
             continue
         if not isinstance(path, str) or not path:
             return False
@@ -77,6 +77,18 @@ def _validation_published(*, document: dict[str, Any], run_dir: Path) -> bool:
         if not target.is_relative_to(root) or not target.is_file():
             return False
     return True
+
+
+def validation_paths(*, document: dict[str, Any]) -> list[str]:
+    """Run-relative files that validate changed execution code; publication archives them."""
+    entries = document.get("changed_code_validation")
+    if not isinstance(entries, list):
+        return []
+    return [
+        entry["path"]
+        for entry in entries
+        if isinstance(entry, dict) and isinstance(entry.get("path"), str) and entry["path"]
+    ]
 
 
 def attestation_line(*, document: dict[str, Any] | None) -> str | None:

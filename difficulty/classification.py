@@ -95,9 +95,8 @@ def _first_protocol_failure(*, report: dict[str, Any], protocol: Protocol) -> st
     if any(not _same_value(recorded.get(key), value) for key, value in protocol.limits.items()):
         return LIMITS_MISMATCH
     models = models_of(report)
-    if len(report.get("models", [])) != 3 or sorted(m.get("size") for m in models) != sorted(
-        ROLE_SIZES
-    ):
+    sizes = sorted(str(m.get("size")) for m in models)
+    if len(report.get("models", [])) != 3 or sizes != sorted(ROLE_SIZES):
         return ROLES_MISMATCH
     by_size = {model["size"]: model for model in models}
     roles = [protocol.role(size) for size in ROLE_SIZES]

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +12,12 @@ from django.db import transaction
 
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
-from difficulty.attestation import ATTESTATION_PATH, AttestationError, verify_attestation
+from difficulty.attestation import (
+    ATTESTATION_PATH,
+    AttestationError,
+    validation_paths,
+    verify_attestation,
+)
 from difficulty.classification import CURRENT, classify_report
 from difficulty.reports import (
     HISTORY_PREFIX,
@@ -29,22 +32,15 @@ from difficulty.reports import (
 )
 from difficulty.summary import build_summary
 from reviews.defects import has_open_defect
+from reviews.evidence_set import ArtifactFile, artifact_file, as_text
 from reviews.models import Review, ReviewArtifact
+from reviews.validation import max_artifact_bytes
 
 RESULT_FILE = "atlas-difficulty-publication.json"
-DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 
 
 class DifficultyPublicationError(Exception):
     """A check of §12.2 failed; nothing was written."""
-
-
-@dataclass(frozen=True)
-class EvidenceFile:
-    path: str
-    content: str
-    sha256: str
-    size: int
 
 
 def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) -> dict[str, Any]:
@@ -61,8 +57,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
         evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
         _check_existing(review=review, evidence=evidence)
         archived = _archive_previous_report(review=review, new_sha256=evidence[0].sha256)
-        for item in evidence:
-            _store(review=review, item=item)
+        _store(review=review, evidence=evidence)
         classification = classify_report(report=report)
         text = build_summary(report=report, classification=classification)["text"]
         Source.objects.filter(id=source.id).update(difficulty=text)
@@ -73,7 +68,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
         "status": classification.status,
         "difficulty": text,
         "archived_previous_report": archived,
-        "url": f"{settings.ATLAS_PUBLIC_URL}/reviews/{review.id}/#difficulty",
+        "url": f"{settings.ATLAS_PUBLIC_URL.rstrip('/')}/reviews/{review.id}/#difficulty",
     }
     (run_dir / RESULT_FILE).write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     return result
@@ -148,7 +143,7 @@ def _inside(*, root: Path, relative: str) -> Path | None:
 
 def _checked_evidence(
     *, run_dir: Path, report: dict[str, Any], report_text: str
-) -> list[EvidenceFile]:
+) -> list[ArtifactFile]:
     root = run_dir.resolve()
     required = _required_paths(report)
     references = referenced_paths(report=report)
@@ -168,10 +163,16 @@ def _checked_evidence(
     attestation = root / ATTESTATION_PATH
     if attestation.is_file():
         try:
-            verify_attestation(text=attestation.read_text(encoding="utf-8"), run_dir=root)
+            text = attestation.read_text(encoding="utf-8")
+            verify_attestation(text=text, run_dir=root)
         except (AttestationError, UnicodeDecodeError) as error:
             raise DifficultyPublicationError(str(error)) from error
         cited.append(attestation)
+        # The validation of changed execution code is evidence too: archive what it names.
+        for relative in validation_paths(document=json.loads(text)):
+            target = _inside(root=root, relative=relative)
+            if target is not None and target.is_file():
+                cited.append(target)
     globbed = _files_under(root / "difficulty") if (root / "difficulty").is_dir() else []
     return _evidence_files(root=root, report_text=report_text, cited=cited, globbed=globbed)
 
@@ -184,8 +185,8 @@ def _files_under(target: Path) -> list[Path]:
 
 def _evidence_files(
     *, root: Path, report_text: str, cited: list[Path], globbed: list[Path]
-) -> list[EvidenceFile]:
-    limit = int(getattr(settings, "ATLAS_MAX_ARTIFACT_BYTES", DEFAULT_MAX_ARTIFACT_BYTES))
+) -> list[ArtifactFile]:
+    limit = max_artifact_bytes()
     files = [_evidence(REPORT_PATH, report_text.encode("utf-8"), limit=limit)]
     seen = {REPORT_PATH}
     cited_set = {path.resolve() for path in cited}
@@ -199,31 +200,22 @@ def _evidence_files(
         if relative in seen:
             continue
         data = path.read_bytes()
-        try:
-            data.decode("utf-8")
-        except UnicodeDecodeError:
+        if as_text(data) is None:
             if resolved in cited_set:
-                raise DifficultyPublicationError(
-                    f"Review evidence must be UTF-8 text: {relative}"
-                ) from None
+                raise DifficultyPublicationError(f"Review evidence must be UTF-8 text: {relative}")
             continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
         files.append(_evidence(relative, data, limit=limit))
         seen.add(relative)
     return files
 
 
-def _evidence(relative: str, data: bytes, *, limit: int) -> EvidenceFile:
+def _evidence(relative: str, data: bytes, *, limit: int) -> ArtifactFile:
     if len(data) > limit:
         raise DifficultyPublicationError(f"Review evidence exceeds {limit} bytes: {relative}")
-    return EvidenceFile(
-        path=relative,
-        content=data.decode("utf-8"),
-        sha256=hashlib.sha256(data).hexdigest(),
-        size=len(data),
-    )
+    return artifact_file(path=relative, data=data, content=data.decode("utf-8"))
 
 
-def _check_existing(*, review: Review, evidence: list[EvidenceFile]) -> None:
+def _check_existing(*, review: Review, evidence: list[ArtifactFile]) -> None:
     existing = dict(
         ReviewArtifact.objects.filter(review=review, path__in=[item.path for item in evidence])
         .exclude(path=REPORT_PATH)
@@ -272,9 +264,24 @@ def _archive_previous_report(*, review: Review, new_sha256: str) -> str | None:
     return path
 
 
-def _store(*, review: Review, item: EvidenceFile) -> None:
-    fields = {"content": item.content, "sha256": item.sha256, "size": item.size}
-    if item.path == REPORT_PATH:
-        ReviewArtifact.objects.update_or_create(review=review, path=item.path, defaults=fields)
-    else:
-        ReviewArtifact.objects.get_or_create(review=review, path=item.path, defaults=fields)
+def _store(*, review: Review, evidence: list[ArtifactFile]) -> None:
+    """difficulty.json is the one replaceable path; every other file is inserted if absent
+    (_check_existing has already refused different bytes at an existing path)."""
+    report = next(item for item in evidence if item.path == REPORT_PATH)
+    ReviewArtifact.objects.update_or_create(
+        review=review,
+        path=REPORT_PATH,
+        defaults={"content": report.content, "sha256": report.sha256, "size": report.size},
+    )
+    ReviewArtifact.objects.bulk_create(
+        [
+            ReviewArtifact(
+                review=review, path=item.path, content=item.content, sha256=item.sha256,
+                size=item.size,
+            )
+            for item in evidence
+            if item.path != REPORT_PATH
+        ],
+        ignore_conflicts=True,
+        batch_size=500,
+    )  # fmt: skip

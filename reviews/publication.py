@@ -253,8 +253,12 @@ def import_uploaded_publication(*, publication_id: str) -> str:
             outcome.update(error=str(exc))
         except Exception as exc:
             logger.exception("Publication %s failed unexpectedly", publication_id)
-            outcome.update(error=f"Publication import failed: {type(exc).__name__}: {exc}")
-    ReviewPublication.objects.filter(id=publication_id).update(updated_at=timezone.now(), **outcome)
+            logger.exception("Publication import %s failed", publication_id)
+            outcome.update(error=f"Publication import failed: {type(exc).__name__}")
+    # The imported evidence now lives in review_artifacts; keep no second copy of the upload.
+    ReviewPublication.objects.filter(id=publication_id).update(
+        updated_at=timezone.now(), archive=b"", **outcome
+    )
     return outcome["status"]
 
 

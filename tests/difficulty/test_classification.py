@@ -119,6 +119,10 @@ def _negative(r):
     model(r, "small")["unverified"] = -1
 
 
+def _missing_size(r):
+    del model(r, "small")["size"]
+
+
 def _float_count(r):
     model(r, "small")["verified"] = 3.0
 
@@ -129,6 +133,7 @@ def _float_count(r):
         (_limits, LIMITS_MISMATCH),
         (_drop_model, ROLES_MISMATCH),
         (_duplicate_size, ROLES_MISMATCH),
+        (_missing_size, ROLES_MISMATCH),
         (_wrong_model, MODEL_MISMATCH),
         (_wrong_provider, "The Hosted model was not served through Together."),
         (_missing_parameter, PARAMETERS_MISMATCH),

@@ -334,6 +334,33 @@ def test_changed_attestation_with_validation_evidence_is_published(good_source, 
     (run_dir / ATTESTATION_PATH).write_text(json.dumps(document))
     publish(run_dir)
     assert ReviewArtifact.objects.filter(review=review, path=ATTESTATION_PATH).exists()
+    # The validation it names is archived with it, so the page's "evidence published" is true.
+    assert ReviewArtifact.objects.get(review=review, path="validation.md").content == "Validated."
+
+
+def test_plain_http_validation_links_do_not_count(good_source, run_dir):
+    document = attestation(
+        matching=False,
+        executed={"definitions_sha256": "f" * 64},
+        changed_code_validation=[{"url": "http://example.org/validation", "description": "x"}],
+    )
+    (run_dir / ATTESTATION_PATH).write_text(json.dumps(document))
+    with pytest.raises(DifficultyPublicationError, match=r"^Execution implementation differs"):
+        publish(run_dir)
+
+
+def test_text_with_nul_bytes_is_not_text(good_source, run_dir):
+    _, review = good_source
+    attempt = run_dir / "difficulty/small/attempts/task-1/verifier.stderr"
+    attempt.write_bytes(b"log\x00line")
+    with pytest.raises(
+        DifficultyPublicationError,
+        match=exactly(
+            "Review evidence must be UTF-8 text: difficulty/small/attempts/task-1/verifier.stderr"
+        ),
+    ):
+        publish(run_dir)
+    assert_nothing_written(review)
 
 
 def test_source_revision_is_optional(good_source, run_dir):
