@@ -72,6 +72,9 @@ def difficulty_fallback_text(*, open_issue_count: int, review_stale: bool) -> st
     return "Not measured"
 
 
+APPLICABILITY_LABELS = {"current": "Current", "stale": "Stale", "unknown": "Unknown"}
+
+
 def review_date_label(value: dt.datetime | None) -> str | None:
     """'Mar 3, 2025' in UTC, or None when the review is undated."""
     if value is None:

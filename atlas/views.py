@@ -48,7 +48,6 @@ COLUMNS = (
 )  # fmt: skip
 COLUMN_TITLES = {"rows": "Selected input rows before conversion or curation"}
 SORT_ICONS = {"ascending": "↑", "descending": "↓", "none": "↕"}
-APPLICABILITY_LABELS = {"current": "Current", "stale": "Stale", "unknown": "Unknown"}
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -142,7 +141,10 @@ def catalog_row(source: Source) -> CatalogRow:
         ("Verifier revision", payload.get("verifier_revision")),
         ("Quality", labels.drawer_quality_label(effective_quality=source.effective_quality)),
         ("Review date", review_date),
-        ("Review applicability", APPLICABILITY_LABELS.get(source.review_applicability or "")),
+        (
+            "Review applicability",
+            labels.APPLICABILITY_LABELS.get(source.review_applicability or ""),
+        ),
         ("Native task attempts", source.display_traces),
     ]
     links = []

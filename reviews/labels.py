@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import datetime as dt
+from atlas.display_state import review_date_text
+from atlas.labels import review_date_label
 
 METHOD_LABELS = {
     "runtime_execution": "Task attempt & verifier",
@@ -31,7 +32,6 @@ SEVERITY_LABELS = {
 }
 SEVERITY_NOT_RECORDED = "Severity not recorded"
 
-APPLICABILITY_LABELS = {"current": "Current", "stale": "Stale", "unknown": "Unknown"}
 
 DATE_UNKNOWN = "Review date unknown"
 NOT_RECORDED = "Not recorded"
@@ -55,15 +55,5 @@ def count_label(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
-def display_date(value: dt.datetime | None) -> str | None:
-    """ "Mar 3, 2025" in UTC (reviews.md §9.3)."""
-    if value is None:
-        return None
-    day = value.astimezone(dt.UTC)
-    return f"{day:%b} {day.day}, {day.year}"
-
-
-def stored_timestamp(value: dt.datetime | None) -> str | None:
-    if value is None:
-        return None
-    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+display_date = review_date_label  # "Mar 3, 2025" in UTC (reviews.md §9.3)
+stored_timestamp = review_date_text
