@@ -93,6 +93,10 @@ class ReviewAdmin(ReadOnlyAdmin):
     ]
     exclude = ["collection"]
 
+    def get_queryset(self, request):
+        # Collections can be large and the admin never shows them; the review page does.
+        return super().get_queryset(request).defer("collection")
+
     @admin.display(description="Curator actions")
     def curator_actions(self, review: Review) -> str:
         return format_html(
@@ -196,6 +200,10 @@ class ReviewArtifactAdmin(ReadOnlyAdmin):
     list_select_related = ["review"]
     readonly_fields = ["review", "path", "sha256", "size", "created_at", "content"]
 
+    def get_queryset(self, request):
+        # Lists show paths and sizes; contents (up to 16 MiB each) load only on a change page.
+        return super().get_queryset(request).defer("content", "review__collection")
+
 
 @admin.register(GradingBinding)
 class GradingBindingAdmin(ReadOnlyAdmin):
@@ -220,6 +228,10 @@ class ReviewPublicationAdmin(ReadOnlyAdmin):
     list_filter = ["status", "type"]
     search_fields = ["atlas_id", "id"]
     exclude = ["archive"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("archive")
+
     readonly_fields = [
         "id", "atlas_id", "type", "status", "archive_name", "expected_review_id", "error",
         "result", "created_by", "created_at", "updated_at",

@@ -79,6 +79,14 @@ class VerifierIssueAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     raw_id_fields = ["source"]
 
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("source", "resolution_review")
+            .defer("source__payload", "resolution_review__collection")
+        )
+
     def _can_manage(self, request) -> bool:
         return request.user.has_perm("reviews.manage_verifier_issues")
 
