@@ -1,8 +1,15 @@
 """GET /export.csv (catalog-page.md §14)."""
 
-import pytest
+import csv
+import io
 
-from atlas.csv_export import HEADER
+import pytest
+from django.conf import settings
+from django.http import QueryDict
+
+from atlas.csv_export import HEADER, copy_chunks, writer_chunks
+from atlas.filters import lenient_filterset
+from atlas.models import Source
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
 pytestmark = pytest.mark.django_db
@@ -93,3 +100,53 @@ def test_streams_in_chunks_with_a_server_side_iterator(
     assert first.startswith(b'"Source name"')
     assert len(rest) >= 2  # rows arrive in several chunks, not one buffered body
     assert sum(chunk.count(b"\r\n") for chunk in [first, *rest]) == 2501
+
+
+TRICKY = [
+    'quote " inside, and "" doubled',
+    "line\nfeed",
+    "crlf\r\nend\n",
+    "\rcarriage",
+    "comma,separated,",
+    "naïve café — 数据 🚀",
+    "=SUM(A1)",
+    "+1",
+    "-1",
+    "@user",
+    "\ttab",
+    "back\\slash \\N",
+    '"',
+    "\n",
+    "",
+]
+
+
+@pytest.mark.skipif(
+    settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql",
+    reason="the COPY path is PostgreSQL's",
+)
+def test_copy_and_writer_paths_are_byte_identical(write_catalog):
+    seed(write_catalog, [make_row(f"MarinSkyRL:t{n:02}") for n in range(len(TRICKY) + 1)])
+    for n, value in enumerate(TRICKY):
+        source = Source.objects.get(pk=f"MarinSkyRL:t{n:02}")
+        payload = {
+            **source.payload,
+            "url": value,
+            "name": None,
+            "tags": [value, "rlvr", value],
+            "verifier_url": value or None,
+        }
+        payload.pop("dataset_revision")
+        set_state(source.pk, display_name=value, family=value, canonical_source=value,
+                  difficulty_text=value or None, display_review_date_text=None,
+                  task_count=None if n % 2 else n * 1_000_003, payload=payload)  # fmt: skip
+    queryset = lenient_filterset(data=QueryDict("show_excluded=1&show_bad=1&sort=-rows")).qs
+
+    copied = b"".join(copy_chunks(queryset=queryset))
+    written = b"".join(writer_chunks(queryset=queryset))
+
+    assert copied == written
+    rows = list(csv.reader(io.StringIO(copied.decode("utf-8"), newline="")))
+    assert len(rows) == len(TRICKY) + 2
+    assert {row[0] for row in rows[1:]} >= {"'=SUM(A1)", "'\ttab", "'\rcarriage", "crlf\r\nend\n"}
+    assert copied.count(b"\r\n") >= len(TRICKY) + 2
