@@ -33,10 +33,6 @@ def _isolated_settings(settings, tmp_path_factory):
     settings.ATLAS_SYNC_LOCK_DIR = tmp_path_factory.mktemp("locks")
     settings.CELERY_TASK_ALWAYS_EAGER = True
     settings.ATLAS_PUBLIC_URL = "http://atlas.test"
-    # With DATABASE_URL set the production shape is assumed (HTTPS only); tests speak plain HTTP.
-    settings.SECURE_SSL_REDIRECT = False
-    settings.SESSION_COOKIE_SECURE = False
-    settings.CSRF_COOKIE_SECURE = False
 
 
 def make_row(source_id: str = "MarinSkyRL:example", **overrides: Any) -> dict[str, Any]:

@@ -21,6 +21,7 @@ def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
         if key
         not in {
             "SECRET_KEY",
+            "DJANGO_SETTINGS_MODULE",
             "DEBUG",
             "DATABASE_URL",
             "ALLOWED_HOSTS",
