@@ -58,9 +58,10 @@ format: install ## apply ruff fixes and formatting
 	$(UV) run --frozen ruff format .
 
 bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make test
-	$(UV) run --frozen python benchmarks/sync.py
-	$(UV) run --frozen python benchmarks/catalog.py
-	$(UV) run --frozen python benchmarks/review_import.py
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set (a PostgreSQL server)"; exit 2; }
+	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/sync.py
+	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/catalog.py
+	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/review_import.py
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts
