@@ -10,6 +10,8 @@ ifeq ($(UV),)
 UV := $(CURDIR)/.tools/bin/uv
 endif
 MANAGE := $(UV) run --frozen python manage.py
+# Benchmarks talk to an in-process client over plain HTTP, like the tests.
+BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
 
 .PHONY: help install run demo catalog test worker beat lint format bench clean
 
@@ -59,9 +61,9 @@ format: install ## apply ruff fixes and formatting
 
 bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make test
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set (a PostgreSQL server)"; exit 2; }
-	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/sync.py
-	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/catalog.py
-	SECRET_KEY=$${SECRET_KEY:-benchmark-only-secret} $(UV) run --frozen python benchmarks/review_import.py
+	$(BENCH) benchmarks/sync.py
+	$(BENCH) benchmarks/catalog.py
+	$(BENCH) benchmarks/review_import.py
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts
