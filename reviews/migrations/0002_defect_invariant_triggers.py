@@ -80,8 +80,10 @@ SQLITE_INSTALL = [
     WHEN {_SQLITE_OPEN}
     BEGIN {_SQLITE_REPAIR.format(old_bad="OLD.quality = 'bad'")} END
     """,
-    """
-    CREATE TRIGGER catalog_verifier_issues_demote_insert AFTER INSERT ON catalog_verifier_issues
+    *(
+        f"""
+    CREATE TRIGGER catalog_verifier_issues_demote_{event.lower()}
+    AFTER {event} ON catalog_verifier_issues
     WHEN NEW.status = 'open'
     BEGIN
         UPDATE catalog_sources
@@ -89,17 +91,9 @@ SQLITE_INSTALL = [
                difficulty = NULL
          WHERE id = NEW.source_id;
     END
-    """,
     """
-    CREATE TRIGGER catalog_verifier_issues_demote_update AFTER UPDATE ON catalog_verifier_issues
-    WHEN NEW.status = 'open'
-    BEGIN
-        UPDATE catalog_sources
-           SET quality = CASE WHEN quality = 'bad' THEN 'bad' ELSE 'some_issues' END,
-               difficulty = NULL
-         WHERE id = NEW.source_id;
-    END
-    """,
+        for event in ("INSERT", "UPDATE")
+    ),
 ]
 SQLITE_REMOVE = [
     "DROP TRIGGER IF EXISTS catalog_verifier_issues_demote_update",
