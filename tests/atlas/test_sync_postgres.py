@@ -18,6 +18,12 @@ from atlas.models import Refresh, RefreshRun, Source
 from atlas.services.sync import sync_catalog
 from tests.conftest import make_row
 
+# pg_locks lists the whole cluster; count only this test database's advisory locks.
+ADVISORY_LOCKS = (
+    "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' "
+    "AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+)
+
 BUSY = {
     "busy": True,
     "message": "Another visitor is refreshing the catalog. Your saved data remains available.",
@@ -111,7 +117,7 @@ def test_two_concurrent_syncs_on_postgres(monkeypatch, write_catalog):
         seen_while_held["rows"] = inventory()
         seen_while_held["refreshes"] = sorted(Refresh.objects.values_list("origin", "row_count"))
         with connection.cursor() as cursor:
-            cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND granted")
+            cursor.execute(ADVISORY_LOCKS + " AND granted")
             seen_while_held["advisory_locks"] = cursor.fetchone()[0]
 
     results = contended_sync(monkeypatch, write_catalog, check_while_held=check_while_held)
@@ -131,7 +137,7 @@ def test_two_concurrent_syncs_on_postgres(monkeypatch, write_catalog):
     assert RefreshRun.objects.order_by("-id").first().trigger == "task"
     # The lock was released with the transaction.
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory'")
+        cursor.execute(ADVISORY_LOCKS)
         assert cursor.fetchone()[0] == 0
 
 
