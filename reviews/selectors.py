@@ -13,16 +13,36 @@ import re
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.db.models import Case, F, Func, IntegerField, JSONField, Q, When
+from django.db.models.functions import Coalesce
+
 from atlas.display_state import parse_review_date
 from atlas.models import Source
 from reviews import labels
-from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
 
 COLLECTION_PATH = "quality-reviews.json"
 POOL_ROLES = frozenset({"verifier_defect", "verifier_revision_attestation"})
 ATTESTATION_PATH = re.compile(r"^publication/dataset-revision-attestation-[^/]+\.json$")
 COMMIT_URL = "https://github.com/marin-community/MarinSkyRL/commit/{commit}"
 _FAR_PAST = dt.datetime.min.replace(tzinfo=dt.UTC)
+
+
+class ReviewCount(Func):
+    """Number of entries in a collection's ``reviews`` array, counted by the database."""
+
+    output_field = IntegerField()
+
+    def __init__(self) -> None:
+        super().__init__(F("collection"))
+
+    def as_postgresql(self, compiler, connection, **extra):
+        collection, params = compiler.compile(self.source_expressions[0])
+        return f"jsonb_array_length(({collection}) -> 'reviews')", params
+
+    def as_sql(self, compiler, connection, **extra):
+        collection, params = compiler.compile(self.source_expressions[0])
+        return f"json_array_length({collection}, '$.reviews')", params
 
 
 @dataclass(frozen=True)
@@ -71,11 +91,23 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
     review = Review.objects.select_related("source").filter(id=review_id).first()
     if review is None:
         return None
+    # The pool needs only counts; only non-rating collections can carry a pool role (kind
+    # detection, reviews.md §4.3), so only theirs are loaded.
     others = list(
         Review.objects.filter(source_id=review.source_id)
         .exclude(id=review.id)
-        .only("id", "kind", "updated_at", "collection", "source_id")
+        .annotate(
+            review_count=Coalesce(ReviewCount(), 0),
+            pool_collection=Case(
+                When(~Q(kind=ReviewKind.RATING), then=F("collection")),
+                default=None,
+                output_field=JSONField(),
+            ),
+        )
+        .only("id", "kind", "updated_at", "source_id")
     )
+    for other in others:
+        other.collection = other.pool_collection or {}
     supplemental = sorted(
         (other for other in others if _has_pool_role(other.collection)),
         key=lambda other: (other.updated_at is None, other.updated_at or _FAR_PAST, other.id),
@@ -86,7 +118,7 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
                 id=other.id,
                 kind=other.kind,
                 updated_at=other.updated_at,
-                review_count=len(other.collection.get("reviews") or []),
+                review_count=other.review_count,
             )
             for other in others
         ),
