@@ -4,6 +4,7 @@ one transaction under the catalog-refresh lock (catalog.md §6–§8)."""
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -33,9 +34,15 @@ class SyncRejected(Exception):
 
 
 def sync_catalog(
-    *, catalog_path: Path, force: bool, trigger: str, user_id: int | None = None
+    *,
+    catalog_path: Path,
+    force: bool,
+    trigger: str,
+    user_id: int | None = None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run one sync and return the result payload of §8.6, or the busy object of §8.2."""
+    """Run one sync and return the result payload of §8.6, or the busy object of §8.2.
+    ``progress`` receives one line per origin as the sync goes (the command prints them)."""
     started_at = timezone.now()
     try:
         catalog = load_catalog(Path(catalog_path))
@@ -46,7 +53,7 @@ def sync_catalog(
         with transaction.atomic(), catalog_refresh_lock() as acquired:
             if not acquired:
                 return dict(BUSY_RESULT)
-            return _reconcile(catalog, force, trigger, user_id, started_at)
+            return _reconcile(catalog, force, trigger, user_id, started_at, progress)
     except Exception as exc:
         # Driver messages can carry SQL and paths; the run history is public, so it names only
         # the kind of failure and the log keeps the rest.
@@ -77,8 +84,14 @@ def _record_failure(started_at, trigger, force, user_id, message, revision) -> R
 
 
 def _reconcile(
-    catalog: ValidatedCatalog, force: bool, trigger: str, user_id: int | None, started_at
+    catalog: ValidatedCatalog,
+    force: bool,
+    trigger: str,
+    user_id: int | None,
+    started_at,
+    progress: Callable[[str], None] | None,
 ) -> dict[str, Any]:
+    report = progress or (lambda line: None)
     now = timezone.now()
     previous = dict(Refresh.objects.values_list("origin", "revision"))
     results = []
@@ -88,6 +101,10 @@ def _reconcile(
         changed = force or previous.get(snapshot.origin) != snapshot.revision
         if changed:
             written, retired_ids = _rewrite_origin(snapshot)
+            report(
+                f"{snapshot.origin}: {len(snapshot.rows)} rows, {written} written, "
+                f"{len(retired_ids)} retired"
+            )
             rows_written += written
             touched_ids.update(retired_ids)
             Refresh.objects.update_or_create(
@@ -103,6 +120,7 @@ def _reconcile(
             )
         else:
             Refresh.objects.filter(origin=snapshot.origin).update(checked_at=now, error=None)
+            report(f"{snapshot.origin}: unchanged")
         results.append(
             {"origin": snapshot.origin, "revision": snapshot.revision, "changed": changed}
         )

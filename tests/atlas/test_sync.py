@@ -186,3 +186,15 @@ def test_packaged_catalog_syncs_every_real_source(packaged_catalog):
     assert {r["origin"] for r in result["results"]} == {"MarinSkyRL", "Task Trove"}
     assert Source.objects.filter(status="Excluded").count() == 50
     assert Source.objects.filter(kind="Generator").count() == 1
+
+
+def test_sync_command_reports_progress_per_origin_on_stderr(write_catalog, capsys):
+    path = write_catalog([make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b")])
+    call_command("sync_catalog", "--catalog", str(path))
+    first = capsys.readouterr()
+    assert "MarinSkyRL: 2 rows, 2 written, 0 retired" in first.err
+    assert json.loads(first.out)["busy"] is False  # stdout stays pure JSON
+    call_command("sync_catalog", "--catalog", str(path))
+    assert "MarinSkyRL: unchanged" in capsys.readouterr().err
+    call_command("sync_catalog", "--catalog", str(path), "--verbosity", "0")
+    assert capsys.readouterr().err == ""

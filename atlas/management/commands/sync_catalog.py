@@ -32,7 +32,12 @@ class Command(BaseCommand):
     def handle(self, *args, catalog=None, force=False, **options):
         path = catalog or settings.ATLAS_CATALOG_PATH
         try:
-            result = sync_catalog(catalog_path=path, force=force, trigger="command")
+            result = sync_catalog(
+                catalog_path=path,
+                force=force,
+                trigger="command",
+                progress=self.stderr.write if options["verbosity"] >= 1 else None,
+            )
         except SyncRejected as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(json.dumps(result, indent=2))
