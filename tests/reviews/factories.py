@@ -559,3 +559,15 @@ def attestation_file(
     }
     path = f"publication/dataset-revision-attestation-{current_revision}.json"
     return path, json.dumps(body, indent=2) + "\n"
+
+
+def publish_pool() -> tuple[Review, Review, Review]:
+    """An older native review (7 reviews, dated), a supplemental defect collection and an
+    undated imported audit, published beside the current review of SOURCE_ID."""
+    older, older_files = native_collection(reviewed_at="2024-12-01T00:00:00Z", task_count=1)
+    old_review = publish(older, older_files)
+    defect, defect_files = supplemental_collection()
+    supplemental = publish(defect, defect_files)
+    imported, imported_files = imported_collection()
+    imported_review = publish(imported, imported_files)
+    return old_review, supplemental, imported_review

@@ -466,52 +466,24 @@ def test_unique_issue_url_per_source(source):
 # --- entry points ---------------------------------------------------------------------------------
 
 
+def run_command(name: str, source, review_option: str, review_id: str) -> None:
+    call_command(name, "--atlas-id", source.id, "--issue-url", ISSUE_URL, review_option, review_id)
+
+
 def test_commands_print_the_row_and_fail_with_the_message(source, capsys):
     review = confirming_collection(source)
-    call_command(
-        "confirm_verifier_issue",
-        "--atlas-id",
-        source.id,
-        "--issue-url",
-        ISSUE_URL,
-        "--review-id",
-        review.id,
-    )
+    run_command("confirm_verifier_issue", source, "--review-id", review.id)
     printed = json.loads(capsys.readouterr().out)
     assert printed["status"] == "open" and printed["source_id"] == source.id
     with pytest.raises(CommandError, match=r"^This defect is already recorded for the source$"):
-        call_command(
-            "confirm_verifier_issue",
-            "--atlas-id",
-            source.id,
-            "--issue-url",
-            ISSUE_URL,
-            "--review-id",
-            review.id,
-        )
+        run_command("confirm_verifier_issue", source, "--review-id", review.id)
     issue = VerifierIssue.objects.get()
     with pytest.raises(
         CommandError, match=r"the resolution review is not a published source review"
     ):
-        call_command(
-            "resolve_verifier_issue",
-            "--atlas-id",
-            source.id,
-            "--issue-url",
-            ISSUE_URL,
-            "--resolution-review-id",
-            review.id,
-        )
+        run_command("resolve_verifier_issue", source, "--resolution-review-id", review.id)
     fix = valid_resolution(source, issue)
-    call_command(
-        "resolve_verifier_issue",
-        "--atlas-id",
-        source.id,
-        "--issue-url",
-        ISSUE_URL,
-        "--resolution-review-id",
-        fix.id,
-    )
+    run_command("resolve_verifier_issue", source, "--resolution-review-id", fix.id)
     assert json.loads(capsys.readouterr().out)["resolution_review_id"] == fix.id
 
 

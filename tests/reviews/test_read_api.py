@@ -19,12 +19,7 @@ def review():
 
 
 def test_review_detail(client, review):
-    older, older_files = f.native_collection(reviewed_at="2024-12-01T00:00:00Z", task_count=1)
-    old_review = f.publish(older, older_files)
-    defect, defect_files = f.supplemental_collection()
-    supplemental = f.publish(defect, defect_files)
-    imported, imported_files = f.imported_collection()
-    imported_review = f.publish(imported, imported_files)
+    old_review, supplemental, imported_review = f.publish_pool()
     f.record_issue(source_id=SOURCE_ID, confirming=supplemental)
     f.record_issue(
         source_id=SOURCE_ID,
@@ -48,7 +43,9 @@ def test_review_detail(client, review):
     assert paths == sorted(paths) and "quality-reviews.json" in paths
     first = body["artifacts"][0]
     assert set(first) == {"path", "sha256", "size"}
-    assert body["supplemental_reviews"] == [{"id": supplemental.id, "collection": defect}]
+    assert body["supplemental_reviews"] == [
+        {"id": supplemental.id, "collection": supplemental.collection}
+    ]
     assert body["verifier_issues"] == [
         {
             "issue_url": "https://github.com/marin-community/MarinSkyRL/issues/7",

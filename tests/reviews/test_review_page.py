@@ -427,12 +427,7 @@ def test_all_saved_evidence(client, current):
 
 
 def test_supplemental_collections_and_review_pool(client, current):
-    older, files = f.native_collection(reviewed_at="2024-12-01T00:00:00Z", task_count=1)
-    old_review = f.publish(older, files)
-    imported, imported_files = f.imported_collection()
-    imported_review = f.publish(imported, imported_files)
-    defect, defect_files = f.supplemental_collection()
-    supplemental = f.publish(defect, defect_files)
+    old_review, supplemental, imported_review = f.publish_pool()
     response = get_page(client, current)
     html = response.content.decode()
     text = page_text(response)
