@@ -2,8 +2,9 @@ from django import forms
 from django.contrib import admin
 from django.core.exceptions import ValidationError
 
+from atlas.contributions import CuratedEditRefused, check_curated_edit
 from atlas.models import Quality, Refresh, RefreshRun, Source
-from atlas.services.curation import edit_curated_columns
+from atlas.services.curation import edit_curated_quality
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -17,33 +18,29 @@ class ReadOnlyAdmin(admin.ModelAdmin):
         return False
 
 
-class CuratedColumnsForm(forms.ModelForm):
-    """Only quality and difficulty are editable here, and only within the defect rules."""
+class CuratedQualityForm(forms.ModelForm):
+    """Only the curated quality is editable here, and only within the rules of the upper apps.
+    Difficulty is not: it is written by ``publish_difficulty`` from a report the Atlas can show,
+    and a free-text value would show nowhere."""
 
     quality = forms.ChoiceField(choices=[("", "— none —"), *Quality.choices], required=False)
 
     class Meta:
         model = Source
-        fields = ["quality", "difficulty"]
+        fields = ["quality"]
 
     def clean(self):
-        from reviews.defects import DefectRuleError, check_curated_edit
-
         cleaned = super().clean()
         try:
-            check_curated_edit(
-                source_id=self.instance.pk,
-                quality=cleaned.get("quality") or None,
-                difficulty=cleaned.get("difficulty") or None,
-            )
-        except DefectRuleError as exc:
+            check_curated_edit(source_id=self.instance.pk, quality=cleaned.get("quality") or None)
+        except CuratedEditRefused as exc:
             raise ValidationError(str(exc)) from None
         return cleaned
 
 
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
-    form = CuratedColumnsForm
+    form = CuratedQualityForm
     list_display = ["id", "display_name", "origin", "status", "active", "effective_quality"]
     list_filter = ["origin", "active", "status", "effective_quality"]
     search_fields = ["id", "display_name", "search_text"]
@@ -53,7 +50,7 @@ class SourceAdmin(admin.ModelAdmin):
         "review_date", "review_source_revision", "review_verifier_revision", "effective_quality",
         "review_applicability", "open_issue_count",
     ]  # fmt: skip
-    readonly_fields = [name for name in fields if name not in ("quality", "difficulty")]
+    readonly_fields = [name for name in fields if name != "quality"]
 
     def has_add_permission(self, request, obj=None):
         return False
@@ -62,11 +59,7 @@ class SourceAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):
-        edit_curated_columns(
-            source_id=obj.pk,
-            quality=form.cleaned_data.get("quality") or None,
-            difficulty=form.cleaned_data.get("difficulty") or None,
-        )
+        edit_curated_quality(source_id=obj.pk, quality=form.cleaned_data.get("quality") or None)
 
 
 @admin.register(Refresh)

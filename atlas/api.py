@@ -28,9 +28,8 @@ from atlas.display_state import CURATED_FIELDS, overlay
 from atlas.filters import SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.pagination import CatalogPagination
-from atlas.selectors import refresh_state, source_detail, with_open_issues
+from atlas.selectors import refresh_state, source_detail
 from atlas.services.sync import SyncRejected, sync_catalog
-from reviews.serializers_defects import OpenVerifierIssueSerializer
 
 REFRESH_PERMISSION = "atlas.refresh_catalog"
 
@@ -42,6 +41,16 @@ def is_curator(user) -> bool:
 
 
 # -- sources ---------------------------------------------------------------------------------------
+class OpenVerifierIssueSerializer(serializers.Serializer):
+    """An open defect as catalog rows list it (defects.md §8.2); contributed by reviews into the
+    ``open_issues`` display column."""
+
+    issue_url = serializers.CharField()
+    review_id = serializers.CharField()
+    status = serializers.CharField()
+    created_at = serializers.DateTimeField()
+
+
 class SourceRowSerializer(serializers.Serializer):
     """The exported payload with the display state applied; every payload key is kept."""
 
@@ -93,9 +102,6 @@ def source_row(source: Source) -> dict[str, Any]:
     shown = overlay(
         payload=source.payload, curated={name: getattr(source, name) for name in CURATED_FIELDS}
     )
-    issues = getattr(source, "open_verifier_issues", None)
-    if issues is None:
-        raise RuntimeError("source rows need the open verifier issues prefetched")
     return {
         **source.payload,
         "quality": source.effective_quality,
@@ -103,15 +109,7 @@ def source_row(source: Source) -> dict[str, Any]:
         "difficulty_summary": source.difficulty_summary,
         "review_applicability": source.review_applicability,
         "review_stale": source.review_stale,
-        "verifier_issues": [
-            {
-                "issue_url": issue.issue_url,
-                "review_id": issue.review_id,
-                "status": issue.status,
-                "created_at": serializers.DateTimeField().to_representation(issue.created_at),
-            }
-            for issue in issues
-        ],
+        "verifier_issues": source.open_issues,
         "grading_tracking": source.grading_tracking,
         "review_grading_revision": source.review_grading_revision,
         "review_id": source.display_review_id,
@@ -133,7 +131,7 @@ class SourceListView(ListAPIView):
         filterset = SourceFilterSet(self.request.query_params)
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
-        return with_open_issues(filterset.qs)
+        return filterset.qs
 
     @extend_schema(
         summary="List active sources",

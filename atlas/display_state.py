@@ -6,9 +6,11 @@ out. The write services store its result on the source row so reads filter and s
 
 from __future__ import annotations
 
-import datetime as dt
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from atlas import timestamps
 
 CURATED_FIELDS = (
     "quality", "difficulty", "traces", "review_date", "review_id",
@@ -19,7 +21,7 @@ SEARCH_FIELDS = (
 )  # fmt: skip
 
 DISPLAY_COLUMNS = (
-    "effective_quality", "review_applicability", "review_stale", "open_issue_count",
+    "effective_quality", "review_applicability", "review_stale", "open_issue_count", "open_issues",
     "difficulty_status", "difficulty_text", "difficulty_summary", "large_solve_rate",
     "large_solved", "large_verified", "display_review_id", "display_review_date",
     "display_review_date_text", "display_traces", "grading_tracking", "review_grading_revision",
@@ -29,10 +31,24 @@ DISPLAY_COLUMNS = (
 
 
 @dataclass(frozen=True)
+class SourceSnapshot:
+    """A source as the display state sees it: the payload about to be shown (a sync computes the
+    state before it writes a new payload), its activity and its curated columns."""
+
+    id: str
+    payload: Mapping[str, Any]
+    active: bool
+    curated: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class DisplayContext:
-    """What the display state needs beyond the row itself, gathered in bulk by the caller."""
+    """What the display state needs beyond the row itself. The catalog defines these fields; the
+    upper apps fill them through ``atlas.contributions`` (open defects and grading bindings from
+    ``reviews``, the difficulty summary from ``difficulty``)."""
 
     open_issue_count: int = 0
+    open_issues: tuple[dict[str, Any], ...] = ()
     has_grading_binding: bool = False
     valid_grading_binding: bool = False
     difficulty: dict[str, Any] | None = field(default=None)
@@ -42,8 +58,14 @@ EMPTY_CONTEXT = DisplayContext()
 
 
 def capped_for_open_defect(quality: str | None) -> str:
-    """defects.md §5: while a defect is open only Bad survives; anything else is Some issues."""
-    return "bad" if quality == "bad" else "some_issues"
+    """The one open-defect cap (defects.md §5): while a defect is open only Bad survives; anything
+    else shows Some issues. The database triggers of ``reviews.defect_invariant`` apply the same
+    mapping to raw writes (``OPEN_DEFECT_CAP``)."""
+    return OPEN_DEFECT_CAP.get(quality or "", OPEN_DEFECT_DEFAULT)
+
+
+OPEN_DEFECT_CAP = {"bad": "bad", "some_issues": "some_issues"}
+OPEN_DEFECT_DEFAULT = "some_issues"
 
 
 def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
@@ -60,27 +82,6 @@ def search_text(payload: dict[str, Any]) -> str:
     parts = [payload.get(name) or "" for name in SEARCH_FIELDS]
     parts.extend(payload.get("tags") or [])
     return " ".join(str(part) for part in parts if part).lower()
-
-
-def parse_review_date(value: Any) -> dt.datetime | None:
-    if value is None or isinstance(value, dt.datetime):
-        return value
-    text = str(value)
-    try:
-        if len(text) == 10:
-            return dt.datetime.combine(dt.date.fromisoformat(text), dt.time(), tzinfo=dt.UTC)
-        parsed = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
-
-
-def review_date_text(value: Any) -> str | None:
-    if value is None:
-        return None
-    if isinstance(value, dt.datetime):
-        return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
-    return str(value)
 
 
 def compute_display_state(
@@ -117,7 +118,9 @@ def compute_display_state(
     if context.open_issue_count:
         quality = capped_for_open_defect(curated.get("quality"))
 
-    summary = context.difficulty if (active and quality == "good") else None
+    # The difficulty provider contributes a summary only for eligible sources
+    # (difficulty.eligibility); the catalog shows what it was given.
+    summary = context.difficulty
     summary_status = summary.get("status") if summary else None
     large = _current_large(summary)
 
@@ -127,6 +130,7 @@ def compute_display_state(
         "review_applicability": applicability,
         "review_stale": stale,
         "open_issue_count": context.open_issue_count,
+        "open_issues": list(context.open_issues),
         "difficulty_status": summary_status,
         "difficulty_text": summary.get("text") if summary else None,
         "difficulty_summary": summary,
@@ -134,8 +138,8 @@ def compute_display_state(
         "large_solved": large[1],
         "large_verified": large[2],
         "display_review_id": shown["review_id"],
-        "display_review_date": parse_review_date(shown["review_date"]),
-        "display_review_date_text": review_date_text(shown["review_date"]),
+        "display_review_date": timestamps.parse_date_or_datetime(shown["review_date"]),
+        "display_review_date_text": timestamps.text_of(shown["review_date"]),
         "display_traces": shown["traces"],
         "grading_tracking": tracking,
         "review_grading_revision": grading_revision

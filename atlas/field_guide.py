@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from atlas.contributions import field_guide_intro
+
 DEFINITIONS: tuple[tuple[str, str], ...] = (
     ("Quality", "The rating of a source's current sample-based review: Good, Some issues or Bad; "
      "Unrated, Unreviewed or Needs re-review when no rating applies."),
@@ -51,9 +53,7 @@ DEFINITIONS: tuple[tuple[str, str], ...] = (
 
 
 def intro_text() -> str:
-    """The protocol sentence, generated from the current difficulty protocol."""
-    from difficulty.registry import field_guide_intro
-
+    """The protocol sentence, contributed by the difficulty app (``atlas.contributions``)."""
     return field_guide_intro()
 
 

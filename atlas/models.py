@@ -48,6 +48,8 @@ class Source(models.Model):
     review_applicability = models.TextField(choices=Applicability.choices, null=True, blank=True)
     review_stale = models.BooleanField(default=False)
     open_issue_count = models.IntegerField(default=0)
+    # The open defects as rows list them (contributed by reviews, defects.md §8.2).
+    open_issues = models.JSONField(default=list, blank=True)
     difficulty_status = models.TextField(choices=MeasurementStatus.choices, null=True, blank=True)
     difficulty_text = models.TextField(null=True, blank=True)
     difficulty_summary = models.JSONField(null=True, blank=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Min, Prefetch, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Sum
 
 from atlas.models import Refresh, RefreshRun, Source
 
@@ -111,25 +111,9 @@ def view_totals(*, matching: QuerySet[Source]) -> ViewTotals:
     )
 
 
-def open_issue_prefetch() -> Prefetch:
-    from reviews.models import VerifierIssue
-
-    return Prefetch(
-        "verifier_issues",
-        queryset=VerifierIssue.objects.filter(status=VerifierIssue.Status.OPEN).order_by(
-            "created_at", "id"
-        ),
-        to_attr="open_verifier_issues",
-    )
-
-
-def with_open_issues(queryset: QuerySet[Source]) -> QuerySet[Source]:
-    return queryset.prefetch_related(open_issue_prefetch())
-
-
 def source_detail(*, source_id: str) -> Source | None:
     """One source by ID, retired or not."""
-    return with_open_issues(Source.objects.filter(pk=source_id)).first()
+    return Source.objects.filter(pk=source_id).first()
 
 
 @dataclass(frozen=True)

@@ -179,6 +179,11 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND") or None
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A task is killed well before Redis would redeliver it (visibility timeout), and the publication
+# lease outlives the hard limit, so a job is never run twice at once nor left "running" forever.
+CELERY_TASK_SOFT_TIME_LIMIT = int(os.environ.get("CELERY_TASK_SOFT_TIME_LIMIT", "1500"))
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("CELERY_TASK_TIME_LIMIT", "1800"))
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}
 if not CELERY_BROKER_URL:
     CELERY_BROKER_URL = "memory://"
 
@@ -188,6 +193,10 @@ ATLAS_DEFINITIONS_DIR = env_path("ATLAS_DEFINITIONS_DIR", BASE_DIR / "fixtures" 
 ATLAS_SYNC_SCHEDULE = os.environ.get("ATLAS_SYNC_SCHEDULE", "")
 ATLAS_PUBLIC_URL = os.environ.get("ATLAS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
 ATLAS_SYNC_LOCK_DIR = env_path("ATLAS_SYNC_LOCK_DIR", BASE_DIR / "var")
+ATLAS_SCRATCH_DIR = env_path("ATLAS_SCRATCH_DIR", BASE_DIR / "var" / "scratch")
+ATLAS_PUBLICATION_LEASE_SECONDS = int(
+    os.environ.get("ATLAS_PUBLICATION_LEASE_SECONDS", str(CELERY_TASK_TIME_LIMIT + 300))
+)
 ATLAS_UNRATED_JUDGE_MODELS = env_list(
     "ATLAS_UNRATED_JUDGE_MODELS", ["model:Qwen/Qwen3-Coder-30B-A3B-Instruct"]
 )
@@ -205,6 +214,13 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
+# Jobs whose worker died are requeued or failed within ten minutes (reviews.publication_jobs).
+CELERY_BEAT_SCHEDULE = {
+    "reviews-expire-stale-publications": {
+        "task": "reviews.tasks.expire_stale_publications",
+        "schedule": 600.0,
+    }
+}
 if ATLAS_SYNC_SCHEDULE:
     from celery.schedules import crontab
 
@@ -214,10 +230,8 @@ if ATLAS_SYNC_SCHEDULE:
         raise ImproperlyConfigured(
             f"ATLAS_SYNC_SCHEDULE must be a five-field cron expression: {exc}"
         ) from None
-    CELERY_BEAT_SCHEDULE = {
-        "atlas-scheduled-sync": {
-            "task": "atlas.tasks.sync_catalog",
-            "schedule": _schedule,
-            "kwargs": {"force": False, "trigger": "schedule"},
-        }
+    CELERY_BEAT_SCHEDULE["atlas-scheduled-sync"] = {
+        "task": "atlas.tasks.sync_catalog",
+        "schedule": _schedule,
+        "kwargs": {"force": False, "trigger": "schedule"},
     }

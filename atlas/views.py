@@ -16,6 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from atlas import labels
 from atlas.api import is_curator, run_refresh
+from atlas.contributions import catalog_cells
 from atlas.csv_export import csv_response
 from atlas.field_guide import definitions, intro_text
 from atlas.filters import (
@@ -36,7 +37,6 @@ from atlas.selectors import (
     refresh_state,
     sync_status,
     view_totals,
-    with_open_issues,
 )
 
 REGION_HEADER = "X-Atlas-Region"
@@ -179,7 +179,7 @@ def catalog_row(source: Source) -> CatalogRow:
         ),
         details=[(term, str(value)) for term, value in details if value not in (None, "")],
         links=links,
-        issues=list(getattr(source, "open_verifier_issues", [])),
+        issues=list(source.open_issues or []),
     )
 
 
@@ -221,7 +221,7 @@ def catalog_context(request: HttpRequest) -> dict[str, Any]:
     totals = view_totals(matching=matching)
     window = page_window(matching=totals.matching, number=number, size=size)
     query = CatalogQuery(filterset=filterset, page=window.number, page_size=size)
-    page_rows = with_open_issues(matching)[window.offset : window.offset + size]
+    page_rows = matching[window.offset : window.offset + size]
     curator = is_curator(request.user)
     status = sync_status()
     shows_excluded = filterset.shows_excluded
@@ -258,6 +258,7 @@ def catalog_context(request: HttpRequest) -> dict[str, Any]:
         )
     return {
         "curator": curator,
+        "cells": catalog_cells(),
         "field_guide_intro": intro_text(),
         "field_guide_terms": definitions(),
         "query": query,

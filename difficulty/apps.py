@@ -7,4 +7,27 @@ class DifficultyConfig(AppConfig):
     verbose_name = "Difficulty measurements"
 
     def ready(self) -> None:
+        from atlas.contributions import (
+            CatalogCell,
+            register_catalog_cell,
+            register_display_context,
+            register_field_guide_intro,
+        )
         from difficulty import checks  # noqa: F401  (registers the registry check)
+        from difficulty.display_contributions import difficulty_summaries
+        from difficulty.publication import IMPORTER
+        from difficulty.registry import field_guide_intro
+        from difficulty.review_sections import SECTION
+        from reviews.page_sections import register_page_section
+        from reviews.publication_jobs import register_importer
+
+        register_display_context(name="difficulty.summaries", provider=difficulty_summaries)
+        register_field_guide_intro(provider=field_guide_intro)
+        register_catalog_cell(
+            name="difficulty",
+            cell=CatalogCell(
+                template="difficulty/compact_chart.html", stylesheet="difficulty/difficulty.css"
+            ),
+        )
+        register_page_section(SECTION)
+        register_importer(type="difficulty", importer=IMPORTER)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from difficulty.eligibility import Standing, historical_note
 from difficulty.registry import ROLE_SIZES, Protocol, Registry, VerifierRequirement, get_registry
 from difficulty.reports import (
     INCONSISTENT_COUNTS,
@@ -22,31 +23,12 @@ LIMITS_MISMATCH = "The recorded context or output limits do not match the curren
 ROLES_MISMATCH = "The current comparison requires one Small, Large and Hosted model."
 MODEL_MISMATCH = "A model identity does not match its designated comparison role."
 PARAMETERS_MISMATCH = "A model's generation parameters do not match the current protocol."
-OPEN_DEFECT_NOTE = "An unresolved verifier defect prevents a current difficulty estimate."
-STALE_NOTE = (
-    "The source's data or verifier changed since this measurement; it is retained as historical "
-    "evidence."
-)
-SUPERSEDED_NOTE = (
-    "This review is no longer the source's current review; its measurement is historical."
-)
-NOT_GOOD_NOTE = "Only sources rated Good receive a current difficulty estimate."
 
 
 @dataclass(frozen=True)
 class Classification:
     status: str
     note: str
-
-
-@dataclass(frozen=True)
-class SourceContext:
-    """What a source contributes when one of its reports is shown (§6.4)."""
-
-    open_defect: bool
-    review_stale: bool
-    review_is_current: bool
-    source_good: bool
 
 
 def classify_report(
@@ -74,20 +56,13 @@ def classify_report(
 
 
 def apply_source_context(
-    *, classification: Classification, context: SourceContext | None
+    *, classification: Classification, standing: Standing | None
 ) -> Classification:
     """§6.4: current becomes historical when the source cannot hold a current estimate."""
-    if context is None or classification.status != CURRENT:
+    if standing is None or classification.status != CURRENT:
         return classification
-    for applies, note in (
-        (context.open_defect, OPEN_DEFECT_NOTE),
-        (context.review_stale, STALE_NOTE),
-        (not context.review_is_current, SUPERSEDED_NOTE),
-        (not context.source_good, NOT_GOOD_NOTE),
-    ):
-        if applies:
-            return Classification(HISTORICAL, note)
-    return classification
+    note = historical_note(standing)
+    return classification if note is None else Classification(HISTORICAL, note)
 
 
 def _first_protocol_failure(*, report: dict[str, Any], protocol: Protocol) -> str | None:

@@ -19,6 +19,7 @@ from difficulty.attestation import (
     verify_attestation,
 )
 from difficulty.classification import CURRENT, classify_report
+from difficulty.eligibility import INACTIVE, Standing, refusal
 from difficulty.reports import (
     HISTORY_PREFIX,
     REPORT_PATH,
@@ -34,6 +35,7 @@ from difficulty.summary import build_summary
 from reviews.defects import has_open_defect
 from reviews.evidence_set import ArtifactFile, artifact_file, as_text
 from reviews.models import Review, ReviewArtifact
+from reviews.publication_jobs import Importer
 from reviews.validation import max_artifact_bytes
 
 RESULT_FILE = "atlas-difficulty-publication.json"
@@ -52,7 +54,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
     with transaction.atomic():
         source = Source.objects.select_for_update().filter(id=atlas_id, active=True).first()
         if source is None:
-            raise DifficultyPublicationError("Atlas source is absent or inactive")
+            raise DifficultyPublicationError(INACTIVE)
         review = _checked_source(source=source, report=report)
         evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
         _check_existing(review=review, evidence=evidence)
@@ -95,17 +97,20 @@ def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
 
 
 def _checked_source(*, source: Source, report: dict[str, Any]) -> Review:
-    if has_open_defect(source_id=source.id):
-        raise DifficultyPublicationError(
-            "Open verifier defects withhold difficulty; resolve them and publish a new Good "
-            "rating first"
-        )
     review = Review.objects.filter(id=source.review_id, source=source).first()
-    if source.effective_quality != "good" or source.review_stale or review is None:
-        raise DifficultyPublicationError(
-            "Difficulty collection selects only Good sources; this source is not rated Good on "
-            "its current revisions"
+    refused = refusal(
+        Standing(
+            active=source.active,
+            effective_quality=source.effective_quality,
+            review_stale=source.review_stale,
+            # Counted, not read from the display cache: the source row is locked, the issue
+            # table is the truth.
+            open_defect=has_open_defect(source_id=source.id),
+            review_is_current=review is not None,
         )
+    )
+    if refused:
+        raise DifficultyPublicationError(refused)
     if "source_revision" in report and report["source_revision"] != (source.payload or {}).get(
         "dataset_revision"
     ):
@@ -285,3 +290,12 @@ def _store(*, review: Review, evidence: list[ArtifactFile]) -> None:
         ignore_conflicts=True,
         batch_size=500,
     )  # fmt: skip
+
+
+def _import_upload(*, run_dir: Path, publication: Any) -> dict[str, Any]:
+    return publish_difficulty_run(
+        run_dir=run_dir, atlas_id=publication.atlas_id, user=publication.created_by
+    )
+
+
+IMPORTER = Importer(publish=_import_upload, refusals=(DifficultyPublicationError,))

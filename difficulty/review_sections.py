@@ -21,8 +21,9 @@ from difficulty.reports import (
     run_identity_path,
     task_sort_key,
 )
-from difficulty.selectors import source_context, summarise
-from reviews.models import Review, ReviewArtifact
+from difficulty.selectors import standing_of, summarise
+from reviews.page_sections import PageSection
+from reviews.selectors import ReviewBundle
 
 CONTEXT_PATH = "difficulty/context.json"
 TITLES = {
@@ -91,41 +92,62 @@ class _Evidence:
         return [path for path in self.sorted_paths if path.startswith(prefix)]
 
 
-def build_sections(*, review: Review, source: Any) -> dict[str, Any]:
-    paths = list(ReviewArtifact.objects.filter(review=review).values_list("path", flat=True))
-    evidence = _Evidence(review_id=review.id, paths=paths)
-    context = source_context(source=source, review=review)
+def wanted_paths(paths: frozenset[str]) -> list[str]:
+    """The artifacts whose contents the sections read; the review page loads them in one query."""
+    fixed = [REPORT_PATH, CONTEXT_PATH, ATTESTATION_PATH]
+    history = [p for p in paths if p.startswith(HISTORY_PREFIX) and p.endswith(".json")]
+    return [path for path in fixed if path in paths] + sorted(history)
+
+
+def build_sections(*, bundle: ReviewBundle, contents: dict[str, str]) -> dict[str, Any] | None:
+    """The page context of the difficulty sections, from what the review page loaded; no queries.
+    None when the review has nothing for them to show."""
+    review, source = bundle.review, bundle.source
+    evidence = _Evidence(review_id=review.id, paths=list(bundle.own_artifact_paths))
+    standing = standing_of(source=source, review_id=review.id)
     result: dict[str, Any] = {
         "review_id": review.id,
         "baseline": None,
         "report": None,
-        "history": _history(review=review, evidence=evidence),
+        "history": _history(review_id=review.id, contents=contents, evidence=evidence),
     }
-    if source.effective_quality == "good" and context.review_is_current:
-        result["baseline"] = _baseline(review=review, evidence=evidence)
-    if REPORT_PATH in evidence.paths:
-        text = ReviewArtifact.objects.get(review=review, path=REPORT_PATH).content
+    if source.effective_quality == "good" and standing.review_is_current:
+        result["baseline"] = _baseline(review=bundle.review, contents=contents, evidence=evidence)
+    if REPORT_PATH in contents:
         try:
-            report, summary = summarise(text=text, path=REPORT_PATH, context=context)
+            report, summary = summarise(
+                text=contents[REPORT_PATH], path=REPORT_PATH, standing=standing
+            )
         except NotAReportError:
             report = summary = None
         if summary is not None:
-            result["report"] = _report_section(report=report, summary=summary, evidence=evidence)
+            result["report"] = _report_section(
+                report=report, summary=summary, evidence=evidence, contents=contents
+            )
+    if not (result["baseline"] or result["report"] or result["history"]):
+        return None
     return result
 
 
-def _json_artifact(*, review: Review, path: str) -> Any:
-    artifact = ReviewArtifact.objects.filter(review=review, path=path).first()
-    if artifact is None:
+SECTION = PageSection(
+    name="difficulty",
+    template="difficulty/review_sections.html",
+    wanted=wanted_paths,
+    build=build_sections,
+)
+
+
+def _json_artifact(*, contents: dict[str, str], path: str) -> Any:
+    if path not in contents:
         return None
     try:
-        return json.loads(artifact.content)
+        return json.loads(contents[path])
     except ValueError:
         return None
 
 
-def _baseline(*, review: Review, evidence: _Evidence) -> dict[str, Any]:
-    context = _json_artifact(review=review, path=CONTEXT_PATH)
+def _baseline(*, review: Any, contents: dict[str, str], evidence: _Evidence) -> dict[str, Any]:
+    context = _json_artifact(contents=contents, path=CONTEXT_PATH)
     context = context if isinstance(context, dict) else {}
     recorded = context.get("reviewer_rollout_baseline")
     runtime = [
@@ -180,7 +202,7 @@ def _verification(review_item: dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _judge_labels(review: Review) -> list[str]:
+def _judge_labels(review: Any) -> list[str]:
     labels = [
         (item.get("reviewer") or {}).get("label")
         for item in (review.collection or {}).get("reviews", [])
@@ -194,7 +216,11 @@ def _number(value: Any) -> str:
 
 
 def _report_section(
-    *, report: dict[str, Any], summary: dict[str, Any], evidence: _Evidence
+    *,
+    report: dict[str, Any],
+    summary: dict[str, Any],
+    evidence: _Evidence,
+    contents: dict[str, str],
 ) -> dict[str, Any]:
     status = summary["status"]
     protocol = protocol_of(report)
@@ -212,7 +238,7 @@ def _report_section(
             ("max_output_tokens", "output"),
         )
     )
-    attestation = _attestation(evidence=evidence)
+    attestation = _attestation(contents=contents)
     return {
         "status": status,
         "title": TITLES[status],
@@ -481,27 +507,23 @@ def _scope(*, report: dict[str, Any], sampling: dict[str, Any]) -> list[tuple[st
     return [(label, str(value)) for label, value in rows if value]
 
 
-def _attestation(*, evidence: _Evidence) -> dict[str, str] | None:
-    if ATTESTATION_PATH not in evidence.paths:
+def _attestation(*, contents: dict[str, str]) -> dict[str, str] | None:
+    if ATTESTATION_PATH not in contents:
         return None
-    artifact = ReviewArtifact.objects.filter(
-        review_id=evidence.review_id, path=ATTESTATION_PATH
-    ).first()
-    try:
-        document = json.loads(artifact.content) if artifact else None
-    except ValueError:
-        document = None
+    document = _json_artifact(contents=contents, path=ATTESTATION_PATH)
     line = attestation_line(document=document)
     return {"line": line, "note": SCOPE_NOTE} if line else None
 
 
-def _history(*, review: Review, evidence: _Evidence) -> list[dict[str, Any]]:
+def _history(
+    *, review_id: str, contents: dict[str, str], evidence: _Evidence
+) -> list[dict[str, Any]]:
     entries = []
-    for artifact in ReviewArtifact.objects.filter(
-        review=review, path__startswith=HISTORY_PREFIX, path__endswith=".json"
-    ):
+    for path, text in contents.items():
+        if not path.startswith(HISTORY_PREFIX):
+            continue
         try:
-            report, _ = summarise(text=artifact.content, path=artifact.path)
+            report, _ = summarise(text=text, path=path)
         except NotAReportError:
             continue
         estimated = str(report.get("estimated_at") or "")
@@ -510,8 +532,8 @@ def _history(*, review: Review, evidence: _Evidence) -> list[dict[str, Any]]:
                 "sort_key": estimated,
                 "title": f"{estimated[:10] or 'Date unknown'} · "
                 f"{protocol_of(report).get('id') or 'Protocol not recorded'} · Historical",
-                "summary_url": f"/api/reviews/{review.id}/difficulty/?path={quote(artifact.path)}",
-                "link": evidence.viewer(artifact.path),
+                "summary_url": f"/api/reviews/{review_id}/difficulty/?path={quote(path)}",
+                "link": evidence.viewer(path),
             }
         )
     entries.sort(key=lambda entry: entry["sort_key"], reverse=True)

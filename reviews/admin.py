@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import bind_grading_review
-from reviews.tasks import import_publication
+from reviews.publication_jobs import enqueue_publication
 from reviews.validation import PublicationRejected
 
 PUBLISH_PERMISSION = "reviews.publish_review"
@@ -138,16 +138,14 @@ class ReviewAdmin(ReadOnlyAdmin):
         form = PublishArchiveForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
             archive = form.cleaned_data["archive"]
-            publication = ReviewPublication.objects.create(
+            publication = enqueue_publication(
                 atlas_id=form.cleaned_data["atlas_id"],
                 type=form.cleaned_data["type"],
                 archive_name=archive.name,
                 archive=archive.read(),
                 expected_review_id=form.cleaned_data["expected_review_id"] or None,
-                created_by=request.user,
+                user=request.user,
             )
-            import_publication.delay(str(publication.id))
-            publication.refresh_from_db()
             _report_publication(request, publication)
             return redirect("admin:reviews_reviewpublication_change", publication.pk)
         return _form_page(request, form, title="Publish run archive", submit="Publish")

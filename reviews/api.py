@@ -14,7 +14,7 @@ from rest_framework.response import Response
 
 from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
 from reviews.models import ReviewPublication
-from reviews.tasks import import_publication
+from reviews.publication_jobs import enqueue_publication
 
 
 class CanPublishReviews(BasePermission):
@@ -80,16 +80,14 @@ class PublicationCreateView(GenericAPIView):
         archive = upload.validated_data["archive"]
         if archive.size > max_publication_bytes():
             return _too_large()
-        publication = ReviewPublication.objects.create(
+        publication = enqueue_publication(
             atlas_id=upload.validated_data["atlas_id"],
             type=upload.validated_data["type"],
             archive_name=archive.name,
             archive=archive.read(),
             expected_review_id=upload.validated_data.get("expected_review_id") or None,
-            created_by=request.user,
+            user=request.user,
         )
-        import_publication.delay(str(publication.id))
-        publication.refresh_from_db(fields=["status"])
         url = request.build_absolute_uri(
             reverse("api-review-publication", kwargs={"publication_id": publication.id})
         )

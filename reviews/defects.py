@@ -1,22 +1,24 @@
 """Confirmed verifier defects: confirmation, demotion and validated resolution (defects.md).
 
 The one place these rules live. Every entry point (command, API, admin) calls
-``confirm_verifier_issue`` / ``resolve_verifier_issue``; ``check_curated_edit`` guards the curated
-columns against edits that would break the open-defect invariant (§5.2).
+``confirm_verifier_issue`` / ``resolve_verifier_issue``; ``refuse_good_while_open`` guards a
+curator's quality edit (registered with ``atlas.contributions``). The database refuses every other
+writer (``reviews.defect_invariant``): both services write inside ``defect_writer()``.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
 
+from atlas.contributions import CuratedEditRefused
 from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
+from reviews.defect_invariant import defect_writer
 from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
 
 GITHUB_ISSUE_RE = re.compile(
@@ -29,19 +31,10 @@ CAP_MESSAGE = (
     "Open verifier defects cap this source at Some issues; resolve them with a fresh native "
     "review, then publish a new rating"
 )
-WITHHELD_MESSAGE = "Open verifier defects withhold difficulty"
 
 
 class DefectRuleError(Exception):
     """A defect rule refused the request; ``str(exc)`` is the exact message of defects.md."""
-
-
-@dataclass(frozen=True)
-class _Unset:
-    pass
-
-
-UNSET: Any = _Unset()
 
 
 def has_open_defect(*, source_id: str) -> bool:
@@ -99,7 +92,7 @@ def confirm_verifier_issue(
     *, source_id: str, issue_url: str, review_id: str, user=None
 ) -> VerifierIssue:
     """Record an open defect and demote the source, in one transaction under a source row lock."""
-    with transaction.atomic():
+    with transaction.atomic(), defect_writer():
         Source.objects.select_for_update().filter(id=source_id).first()
         source, review = validate_confirmation(
             source_id=source_id, issue_url=issue_url, review_id=review_id
@@ -161,7 +154,7 @@ def resolve_verifier_issue(
     resolution_review_id: str, user=None,
 ) -> VerifierIssue:  # fmt: skip
     """Resolve an open defect with a validated fix; never restores a rating by itself (§7)."""
-    with transaction.atomic():
+    with transaction.atomic(), defect_writer():
         lookup = {"id": issue_id} if issue_id is not None else {
             "source_id": source_id, "issue_url": issue_url
         }  # fmt: skip
@@ -237,14 +230,10 @@ def _entry_failure(
 # --- the invariant for curated edits (§5.2.4) ----------------------------------------------------
 
 
-def check_curated_edit(*, source_id: str, quality: Any = UNSET, difficulty: Any = UNSET) -> None:
-    """Refuse a curated edit that would show Good or a current difficulty during an open defect."""
-    if not has_open_defect(source_id=source_id):
-        return
-    if quality is not UNSET and quality not in ("some_issues", "bad"):
-        raise DefectRuleError(CAP_MESSAGE)
-    if difficulty is not UNSET and difficulty not in (None, ""):
-        raise DefectRuleError(WITHHELD_MESSAGE)
+def refuse_good_while_open(*, source_id: str, quality: str | None) -> None:
+    """The curated edit guard: a quality the open-defect cap would change is refused."""
+    if capped_for_open_defect(quality) != quality and has_open_defect(source_id=source_id):
+        raise CuratedEditRefused(CAP_MESSAGE)
 
 
 def _reviews_of(review: Review) -> list[dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from atlas.display_state import review_date_text
+from atlas import timestamps
 from atlas.labels import review_date_label
 
 METHOD_LABELS = {
@@ -56,4 +56,4 @@ def count_label(count: int, singular: str, plural: str | None = None) -> str:
 
 
 display_date = review_date_label  # "Mar 3, 2025" in UTC (reviews.md §9.3)
-stored_timestamp = review_date_text
+stored_timestamp = timestamps.text_of

@@ -124,6 +124,9 @@ class ReviewPublication(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+    # The worker holding a running job must finish before this moment (reviews.publication_jobs).
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.IntegerField(default=0)
 
     class Meta:
         db_table = "review_publications"

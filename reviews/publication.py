@@ -7,7 +7,6 @@ state is recomputed before the transaction ends.
 from __future__ import annotations
 
 import logging
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +18,6 @@ from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
-from reviews.archives import ArchiveRejected, extract_archive
 from reviews.defects import has_open_defect
 from reviews.evidence_set import GRADING_CLAIM_PATH
 from reviews.models import (
@@ -27,7 +25,6 @@ from reviews.models import (
     Review,
     ReviewArtifact,
     ReviewKind,
-    ReviewPublication,
 )
 from reviews.rating import derive_rating
 from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
@@ -224,63 +221,3 @@ def bind_grading_review(*, review: Review, evidence_path: str, user: Any = None)
         )
         refresh_display_state(source_ids=[source.id])
     return binding
-
-
-def import_uploaded_publication(*, publication_id: str) -> str:
-    """Import a stored upload (the worker's side of the API); returns the final status.
-
-    A job already taken by another worker is left alone, so a redelivered task is harmless.
-    """
-    taken = ReviewPublication.objects.filter(
-        id=publication_id, status=ReviewPublication.Status.QUEUED
-    ).update(status=ReviewPublication.Status.RUNNING, updated_at=timezone.now())
-    publication = ReviewPublication.objects.get(id=publication_id)
-    if not taken:
-        return publication.status
-    outcome: dict[str, Any] = {"status": ReviewPublication.Status.FAILED}
-    with tempfile.TemporaryDirectory(prefix="atlas-publication-") as scratch:
-        archive = Path(scratch) / "upload"
-        archive.write_bytes(bytes(publication.archive))
-        try:
-            run_dir = extract_archive(
-                archive=archive, name=publication.archive_name, destination=Path(scratch) / "run"
-            )
-            result = _publish_by_type(publication, run_dir)
-            outcome = {"status": ReviewPublication.Status.PUBLISHED, "result": result}
-        except PublicationConflict as exc:
-            outcome.update(error=str(exc), result=exc.result)
-        except _refusals() as exc:
-            outcome.update(error=str(exc))
-        except Exception as exc:
-            logger.exception("Publication %s failed unexpectedly", publication_id)
-            logger.exception("Publication import %s failed", publication_id)
-            outcome.update(error=f"Publication import failed: {type(exc).__name__}")
-    # The imported evidence now lives in review_artifacts; keep no second copy of the upload.
-    ReviewPublication.objects.filter(id=publication_id).update(
-        updated_at=timezone.now(), archive=b"", **outcome
-    )
-    return outcome["status"]
-
-
-def _publish_by_type(publication: ReviewPublication, run_dir: Path) -> dict[str, Any]:
-    user = publication.created_by
-    if publication.type == ReviewPublication.Type.DIFFICULTY:
-        from difficulty.publication import publish_difficulty_run
-
-        return publish_difficulty_run(run_dir=run_dir, atlas_id=publication.atlas_id, user=user)
-    return publish_run_directory(
-        run_dir=run_dir,
-        atlas_id=publication.atlas_id,
-        user=user,
-        expected_review_id=publication.expected_review_id or None,
-    )
-
-
-def _refusals() -> tuple[type[Exception], ...]:
-    """Errors whose message is meant for the uploader (the rest are logged as failures)."""
-    refusals: list[type[Exception]] = [ArchiveRejected, PublicationRejected]
-    try:
-        from difficulty.publication import DifficultyPublicationError
-    except ImportError:
-        return tuple(refusals)
-    return (*refusals, DifficultyPublicationError)

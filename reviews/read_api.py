@@ -13,8 +13,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from atlas.api import OpenVerifierIssueSerializer
 from reviews import selectors
-from reviews.serializers_defects import OpenVerifierIssueSerializer
 
 MUTABLE_ARTIFACT = "difficulty.json"
 IMMUTABLE_CACHE = "public, max-age=31536000, immutable"

@@ -16,9 +16,9 @@ from typing import Any
 from django.db.models import Case, F, Func, IntegerField, JSONField, Q, When
 from django.db.models.functions import Coalesce
 
-from atlas.display_state import parse_review_date
+from atlas import timestamps
 from atlas.models import Source
-from reviews import labels
+from reviews import labels, page_sections
 from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
 
 COLLECTION_PATH = "quality-reviews.json"
@@ -70,7 +70,9 @@ class ReviewBundle:
     resolved_issues: list[VerifierIssue]
     artifacts: list[ArtifactEntry]
     artifact_paths: dict[str, frozenset[str]]
-    attestation_contents: dict[str, str]
+    # Contents of the small artifacts the page reads: dataset-revision attestations and what the
+    # registered page sections asked for (reviews.page_sections).
+    contents: dict[str, str]
 
     @property
     def is_current(self) -> bool:
@@ -137,14 +139,17 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         for owner, path, sha, size in rows
         if owner == review.id
     ]
-    attestation_paths = [entry.path for entry in artifacts if ATTESTATION_PATH.match(entry.path)]
-    attestation_contents = (
+    own = frozenset(entry.path for entry in artifacts)
+    wanted = {path for path in own if ATTESTATION_PATH.match(path)} | page_sections.wanted_paths(
+        own
+    )
+    contents = (
         dict(
-            ReviewArtifact.objects.filter(review_id=review.id, path__in=attestation_paths)
+            ReviewArtifact.objects.filter(review_id=review.id, path__in=sorted(wanted))
             .order_by("path")
             .values_list("path", "content")
         )
-        if attestation_paths
+        if wanted
         else {}
     )
     return ReviewBundle(
@@ -156,7 +161,7 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         resolved_issues=[issue for issue in issues if issue.status != VerifierIssue.Status.OPEN],
         artifacts=artifacts,
         artifact_paths={owner: frozenset(owned) for owner, owned in paths.items()},
-        attestation_contents=attestation_contents,
+        contents=contents,
     )
 
 
@@ -307,7 +312,7 @@ def _card(
         verdict_label=labels.verdict_label(item.get("verdict")),
         superseded=superseded,
         is_main_collection=is_main,
-        reviewed_at=parse_review_date(item.get("reviewed_at")),
+        reviewed_at=timestamps.parse_or_none(item.get("reviewed_at")),
         issues=[f for f in findings if f.get("kind") == "issue"],
         observations=[f for f in findings if f.get("kind") != "issue"],
         evidence=[
@@ -426,7 +431,7 @@ def latest_reviewed_at(*, collections: list[dict[str, Any]]) -> dt.datetime | No
         parsed
         for collection in collections
         for item in collection.get("reviews") or []
-        if (parsed := parse_review_date(item.get("reviewed_at"))) is not None
+        if (parsed := timestamps.parse_or_none(item.get("reviewed_at"))) is not None
     ]
     return max(dates, default=None)
 
@@ -528,7 +533,9 @@ class Attestation:
 
 def attestations(*, bundle: ReviewBundle) -> list[Attestation]:
     found = []
-    for path, content in sorted(bundle.attestation_contents.items()):
+    for path, content in sorted(bundle.contents.items()):
+        if not ATTESTATION_PATH.match(path):
+            continue
         try:
             data = json.loads(content)
         except ValueError:
@@ -563,6 +570,7 @@ class ReviewPage:
     provenance_fields: list[tuple[str, Any]]
     source_mappings: list[dict[str, Any]]
     attestations: list[Attestation]
+    sections: list[page_sections.BuiltSection]
     has_collection_artifact: bool = False
 
 
@@ -583,5 +591,6 @@ def review_page(*, review_id: str) -> ReviewPage | None:
         provenance_fields=provenance_fields(collection=collection),
         source_mappings=source_mappings(collection=collection),
         attestations=attestations(bundle=bundle),
+        sections=page_sections.build_sections(bundle=bundle, contents=bundle.contents),
         has_collection_artifact=COLLECTION_PATH in bundle.own_artifact_paths,
     )

@@ -21,15 +21,6 @@ def issue_as_json(issue: VerifierIssue) -> dict:
     return dict(VerifierIssueSerializer(issue).data)
 
 
-class OpenVerifierIssueSerializer(serializers.Serializer):
-    """An open defect as catalog rows and review reads list it (defects.md §8.2)."""
-
-    issue_url = serializers.CharField()
-    review_id = serializers.CharField()
-    status = serializers.CharField()
-    created_at = serializers.DateTimeField()
-
-
 class ConfirmRequestSerializer(serializers.Serializer):
     source_id = serializers.CharField()
     issue_url = serializers.CharField()

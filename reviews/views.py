@@ -4,16 +4,10 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.template import TemplateDoesNotExist
-from django.template.backends.django import Template
-from django.template.loader import get_template
 
 from reviews import selectors
 from reviews.templatetags.review_tags import artifact_api_url, review_page_url
 from reviews.trace_viewers import render_artifact
-
-# Written by the difficulty work (difficulty.md §14–§15); the page renders without it.
-DIFFICULTY_SECTIONS_TEMPLATE = "difficulty/review_sections.html"
 
 
 def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
@@ -29,7 +23,6 @@ def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
             "review": bundle.review,
             "source": bundle.source,
             "artifact_paths": bundle.own_artifact_paths,
-            "difficulty_template": _difficulty_template(),
         },
     )
 
@@ -58,13 +51,6 @@ def artifact_page(request: HttpRequest, review_id: str, path: str) -> HttpRespon
             "contents": render_artifact(path=found.path, content=found.content),
         },
     )
-
-
-def _difficulty_template() -> Template | None:
-    try:
-        return get_template(DIFFICULTY_SECTIONS_TEMPLATE)
-    except TemplateDoesNotExist:
-        return None
 
 
 def _not_found(

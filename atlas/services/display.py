@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.db.models import QuerySet
+
+from atlas.contributions import gather_display_contexts
 from atlas.display_state import (
     CURATED_FIELDS,
     DISPLAY_COLUMNS,
     EMPTY_CONTEXT,
-    DisplayContext,
+    SourceSnapshot,
     compute_display_state,
 )
 from atlas.models import Source
@@ -17,21 +20,28 @@ from atlas.models import Source
 BATCH_SIZE = 1000
 
 
-def gather_contexts(*, source_ids: Iterable[str]) -> dict[str, DisplayContext]:
-    """Bulk-read what the display state needs besides the row: open defects, grading bindings and
-    difficulty summaries. One query per kind of context, whatever the number of sources."""
-    ids = list(source_ids)
-    if not ids:
-        return {}
-    from atlas.display_context import contexts_for
-
-    return contexts_for(source_ids=ids)
+def snapshot_of(source: Source) -> SourceSnapshot:
+    return SourceSnapshot(
+        id=source.id,
+        payload=source.payload or {},
+        active=source.active,
+        curated={name: getattr(source, name) for name in CURATED_FIELDS},
+    )
 
 
-def display_columns_for(
-    *, payload: dict[str, Any], curated: dict[str, Any], active: bool, context: DisplayContext
-) -> dict[str, Any]:
-    return compute_display_state(payload=payload, curated=curated, active=active, context=context)
+def display_states(*, snapshots: list[SourceSnapshot]) -> dict[str, dict[str, Any]]:
+    """The display columns of each snapshot: contexts gathered once for the batch (one query per
+    kind of context, whatever the number of sources), then the pure rule per source."""
+    contexts = gather_display_contexts(sources=snapshots)
+    return {
+        snapshot.id: compute_display_state(
+            payload=dict(snapshot.payload),
+            curated=dict(snapshot.curated),
+            active=snapshot.active,
+            context=contexts.get(snapshot.id, EMPTY_CONTEXT),
+        )
+        for snapshot in snapshots
+    }
 
 
 def refresh_display_state(*, source_ids: Iterable[str] | None = None) -> int:
@@ -42,28 +52,21 @@ def refresh_display_state(*, source_ids: Iterable[str] | None = None) -> int:
         if not ids:
             return 0
         batches = (ids[i : i + BATCH_SIZE] for i in range(0, len(ids), BATCH_SIZE))
-        chunks = (list(queryset.filter(id__in=batch)) for batch in batches)
+        chunks: Iterator[list[Source]] = (list(queryset.filter(id__in=batch)) for batch in batches)
     else:
         chunks = _chunks_of_all(queryset)
     updated = 0
     for rows in chunks:
-        contexts = gather_contexts(source_ids=[row.id for row in rows])
+        states = display_states(snapshots=[snapshot_of(row) for row in rows])
         for row in rows:
-            curated = {name: getattr(row, name) for name in CURATED_FIELDS}
-            state = compute_display_state(
-                payload=row.payload,
-                curated=curated,
-                active=row.active,
-                context=contexts.get(row.id, EMPTY_CONTEXT),
-            )
-            for name, value in state.items():
+            for name, value in states[row.id].items():
                 setattr(row, name, value)
         Source.objects.bulk_update(rows, DISPLAY_COLUMNS, batch_size=BATCH_SIZE)
         updated += len(rows)
     return updated
 
 
-def _chunks_of_all(queryset):
+def _chunks_of_all(queryset: QuerySet[Source]) -> Iterator[list[Source]]:
     last_id = None
     while True:
         page = queryset if last_id is None else queryset.filter(id__gt=last_id)

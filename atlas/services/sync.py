@@ -12,11 +12,10 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
-from atlas.display_context import contexts_for
-from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, EMPTY_CONTEXT
+from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
-from atlas.services.display import display_columns_for, refresh_display_state
+from atlas.services.display import display_states, refresh_display_state
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 1000
@@ -199,16 +198,22 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
         }
         # The display state is computed before the new payload is written, so the contexts must
         # judge grading bindings against the incoming rows, not the stored ones.
-        contexts = contexts_for(source_ids=ids, payloads={row["id"]: row for row in batch})
+        states = display_states(
+            snapshots=[
+                SourceSnapshot(
+                    id=row["id"],
+                    payload=row,
+                    active=True,
+                    curated={name: existing[row["id"]][name] for name in CURATED_FIELDS}
+                    if row["id"] in existing
+                    else {},
+                )
+                for row in batch
+            ]
+        )
         for row in batch:
             stored = existing.get(row["id"])
-            curated = {name: stored[name] for name in CURATED_FIELDS} if stored else {}
-            state = display_columns_for(
-                payload=row,
-                curated=curated,
-                active=True,
-                context=contexts.get(row["id"], EMPTY_CONTEXT),
-            )
+            state = states[row["id"]]
             if stored and _unchanged(stored, row, snapshot.origin, state):
                 continue
             upserts.append(

@@ -7,7 +7,6 @@ from typing import Any
 from django import template
 
 from difficulty.bars import COMPACT, FULL, bars_for, status_chip
-from difficulty.selectors import review_difficulty_context
 
 register = template.Library()
 
@@ -19,10 +18,3 @@ def difficulty_chart(summary: dict[str, Any] | None, mode: str = FULL) -> dict[s
         return None
     mode = COMPACT if mode == COMPACT else FULL
     return {"bars": bars_for(summary=summary, mode=mode), "chip": status_chip(summary=summary)}
-
-
-@register.simple_tag
-def review_difficulty(review: Any, source: Any) -> dict[str, Any] | None:
-    if review is None or source is None:
-        return None
-    return review_difficulty_context(review=review, source=source)

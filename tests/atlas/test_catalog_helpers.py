@@ -9,6 +9,7 @@ from typing import Any
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
+from atlas import timestamps
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
 from tests.conftest import make_row
@@ -32,18 +33,18 @@ def make_curator(username: str = "curator", *, staff: bool = True, permitted: bo
     return user
 
 
-def make_open_issue(source_id: str, issue_url: str, *, created_at: dt.datetime | None = None):
-    from reviews.models import Review, VerifierIssue
-
-    review_id = hashlib.sha256(f"{source_id}|{issue_url}".encode()).hexdigest()
-    review = Review.objects.create(
-        id=review_id,
-        source_id=source_id,
-        collection={},
-        kind="rating",
-        published_at=timezone.now(),
-    )
-    now = created_at or timezone.now()
-    return VerifierIssue.objects.create(
-        source_id=source_id, issue_url=issue_url, review=review, created_at=now, updated_at=now
-    )
+def make_open_issue(
+    source_id: str, issue_url: str, *, created_at: dt.datetime | None = None
+) -> dict[str, Any]:
+    """An open verifier issue as the reviews app contributes it to the display state: the catalog
+    reads only its own columns (``open_issues``, ``open_issue_count``)."""
+    source = Source.objects.get(pk=source_id)
+    issue = {
+        "issue_url": issue_url,
+        "review_id": hashlib.sha256(f"{source_id}|{issue_url}".encode()).hexdigest(),
+        "status": "open",
+        "created_at": timestamps.format_utc(created_at or timezone.now()),
+    }
+    issues = sorted([*source.open_issues, issue], key=lambda item: item["created_at"])
+    set_state(source_id, open_issues=issues, open_issue_count=len(issues))
+    return issue

@@ -309,6 +309,6 @@ def test_page_query_count_is_constant_in_page_size(
         make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
     client.get("/")  # caches the vocabulary of this inventory version
     # newest run (vocabulary key), totals, rows, open issues, refresh summary, last run
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(5):
         response = client.get(f"/?page_size={page_size}&show_bad=1")
     assert response.content.decode().count("data-source-id=") == page_size

@@ -7,11 +7,13 @@ import pytest
 from django.template.loader import render_to_string
 
 from atlas.models import Source
-from difficulty.classification import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
+from atlas.services.display import display_states, snapshot_of
+from difficulty.eligibility import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
 from difficulty.examples import HISTORY_EXAMPLE, INVALID_EXAMPLE, invalid_example_report
 from difficulty.publication import publish_difficulty_run
-from difficulty.selectors import report_summary, summaries_for_sources
+from difficulty.selectors import report_summary
 from reviews.models import Review, VerifierIssue
+from reviews.selectors import review_page
 from tests.difficulty.conftest import ATLAS_ID, add_artifact, make_source
 
 pytestmark = pytest.mark.django_db
@@ -94,8 +96,18 @@ def _summary(review):
     return report_summary(review_id=review.id)
 
 
-def render_sections(review: Review, source: Source) -> str:
-    return render_to_string("difficulty/review_sections.html", {"review": review, "source": source})
+def render_sections(review: Review, source: Source | None = None) -> str:
+    """The difficulty sections as the review page builds them (one load, then no queries)."""
+    page = review_page(review_id=review.id)
+    built = [section for section in page.sections if section.name == "difficulty"]
+    if not built:
+        return ""
+    return render_to_string(built[0].template, {"section": built[0].context})
+
+
+def summaries(*sources: Source) -> dict:
+    states = display_states(snapshots=[snapshot_of(source) for source in sources])
+    return {source_id: state["difficulty_summary"] for source_id, state in states.items()}
 
 
 def test_review_sections_render_in_order_with_lazy_placeholders(published):
@@ -159,27 +171,29 @@ def test_open_defect_makes_the_section_historical(published):
     assert "Historical · Small" not in html and "Historical · Qwen3-Coder-30B-A3B-Instruct" in html
 
 
-def test_review_page_includes_the_difficulty_sections(client, published):
+def test_review_page_includes_the_difficulty_sections(client, published, django_assert_num_queries):
     _, review = published
-    response = client.get(f"/reviews/{review.id}/")
+    # The whole page, difficulty sections included: the sections read what the page loaded.
+    with django_assert_num_queries(5):
+        response = client.get(f"/reviews/{review.id}/")
     assert response.status_code == 200
     html = response.content.decode()
     assert 'id="difficulty"' in html and "Earlier difficulty reports (1)" in html
     assert "<script>" not in html
 
 
-def test_summaries_for_sources_applies_the_catalog_gate(published):
+def test_difficulty_summaries_apply_the_catalog_gate(published):
     source, _ = published
     other, _ = make_source(source_id="MarinSkyRL:other-example")
-    summaries = summaries_for_sources(sources=[source, other])
-    assert summaries[source.id]["status"] == "current"
-    assert summaries[other.id] is None  # no difficulty.json on its review
+    found = summaries(source, other)
+    assert found[source.id]["status"] == "current"
+    assert found[other.id] is None  # no difficulty.json on its review
     Source.objects.filter(id=ATLAS_ID).update(difficulty="")
-    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+    assert summaries(Source.objects.get(id=ATLAS_ID))[ATLAS_ID] is None
     Source.objects.filter(id=ATLAS_ID).update(difficulty="x", quality="bad")
-    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+    assert summaries(Source.objects.get(id=ATLAS_ID))[ATLAS_ID] is None
     Source.objects.filter(id=ATLAS_ID).update(quality="good", active=False)
-    assert summaries_for_sources(sources=[Source.objects.get(id=ATLAS_ID)])[ATLAS_ID] is None
+    assert summaries(Source.objects.get(id=ATLAS_ID))[ATLAS_ID] is None
 
 
 def test_invalid_report_section_title_chip_and_run_prefix(good_source):

@@ -6,16 +6,18 @@ from difficulty.classification import (
     ARCHIVED_NOTE,
     LIMITS_MISMATCH,
     MODEL_MISMATCH,
-    NOT_GOOD_NOTE,
-    OPEN_DEFECT_NOTE,
     PARAMETERS_MISMATCH,
     ROLES_MISMATCH,
-    STALE_NOTE,
-    SUPERSEDED_NOTE,
     Classification,
-    SourceContext,
     apply_source_context,
     classify_report,
+)
+from difficulty.eligibility import (
+    NOT_GOOD_NOTE,
+    OPEN_DEFECT_NOTE,
+    STALE_NOTE,
+    SUPERSEDED_NOTE,
+    Standing,
 )
 from difficulty.registry import DEFAULT_HISTORICAL_NOTE
 from difficulty.reports import INCONSISTENT_COUNTS, NotAReportError, parse_report
@@ -168,23 +170,34 @@ def test_first_failure_wins(report):
     assert classify_report(report=report).note == LIMITS_MISMATCH
 
 
-GOOD = SourceContext(
-    open_defect=False, review_stale=False, review_is_current=True, source_good=True
-)
+GOOD = Standing(
+    active=True, effective_quality="good", review_stale=False, open_defect=False,
+    review_is_current=True,
+)  # fmt: skip
+
+
+def standing(open_defect: bool, stale: bool, current: bool, good: bool) -> Standing:
+    return Standing(
+        active=True,
+        effective_quality="good" if good else "some_issues",
+        review_stale=stale,
+        open_defect=open_defect,
+        review_is_current=current,
+    )
 
 
 @pytest.mark.parametrize(
     ("context", "note"),
     [
-        (SourceContext(True, True, False, False), OPEN_DEFECT_NOTE),
-        (SourceContext(False, True, False, False), STALE_NOTE),
-        (SourceContext(False, False, False, False), SUPERSEDED_NOTE),
-        (SourceContext(False, False, True, False), NOT_GOOD_NOTE),
+        (standing(True, True, False, False), OPEN_DEFECT_NOTE),
+        (standing(False, True, False, False), STALE_NOTE),
+        (standing(False, False, False, False), SUPERSEDED_NOTE),
+        (standing(False, False, True, False), NOT_GOOD_NOTE),
     ],
 )
 def test_display_context_overrides_in_order(context, note):
     current = Classification("current", "n")
-    assert apply_source_context(classification=current, context=context) == Classification(
+    assert apply_source_context(classification=current, standing=context) == Classification(
         "historical", note
     )
 
@@ -192,9 +205,9 @@ def test_display_context_overrides_in_order(context, note):
 def test_display_context_keeps_current_and_invalid():
     current = Classification("current", "n")
     invalid = Classification("invalid", "bad")
-    assert apply_source_context(classification=current, context=GOOD) == current
-    bad_context = SourceContext(True, True, False, False)
-    assert apply_source_context(classification=invalid, context=bad_context) == invalid
+    assert apply_source_context(classification=current, standing=GOOD) == current
+    bad_context = standing(True, True, False, False)
+    assert apply_source_context(classification=invalid, standing=bad_context) == invalid
 
 
 @pytest.mark.parametrize("text", ["[]", "{}", '{"models": {}}', "not json", '"x"'])

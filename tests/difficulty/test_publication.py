@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from atlas.display_state import DisplayContext
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.attestation import ATTESTATION_PATH
@@ -19,32 +18,10 @@ from difficulty.publication import (
     archive_path,
     publish_difficulty_run,
 )
-from difficulty.selectors import summaries_for_sources
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from tests.difficulty.conftest import ATLAS_ID, make_source
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def wired_display_context(monkeypatch):
-    """The display context as the lead wires it: difficulty summaries from summaries_for_sources."""
-
-    def contexts_for(*, source_ids):
-        sources = list(Source.objects.filter(id__in=source_ids))
-        open_ids = set(
-            VerifierIssue.objects.filter(source_id__in=source_ids, status="open").values_list(
-                "source_id", flat=True
-            )
-        )
-        base = {s.id: DisplayContext(open_issue_count=int(s.id in open_ids)) for s in sources}
-        summaries = summaries_for_sources(sources=sources, contexts=base)
-        return {
-            sid: DisplayContext(open_issue_count=ctx.open_issue_count, difficulty=summaries[sid])
-            for sid, ctx in base.items()
-        }
-
-    monkeypatch.setattr("atlas.display_context.contexts_for", contexts_for)
 
 
 def edit_report(run_dir: Path, change) -> None:
@@ -67,9 +44,7 @@ def publish(run_dir: Path) -> dict:
     return publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
 
 
-def test_publication_writes_evidence_and_denormalises_the_large_model(
-    good_source, run_dir, wired_display_context
-):
+def test_publication_writes_evidence_and_denormalises_the_large_model(good_source, run_dir):
     _, review = good_source
     result = publish(run_dir)
     assert result == {
@@ -101,9 +76,7 @@ def test_publication_writes_evidence_and_denormalises_the_large_model(
     assert source.large_solve_rate == pytest.approx(2 / 3)
 
 
-def test_large_solve_rate_only_for_a_current_report_of_a_good_source(
-    good_source, run_dir, wired_display_context
-):
+def test_large_solve_rate_only_for_a_current_report_of_a_good_source(good_source, run_dir):
     publish(run_dir)
     Source.objects.filter(id=ATLAS_ID).update(quality="some_issues")
     refresh_display_state(source_ids=[ATLAS_ID])
@@ -111,7 +84,7 @@ def test_large_solve_rate_only_for_a_current_report_of_a_good_source(
     assert source.difficulty_summary is None and source.large_solve_rate is None
 
 
-def test_stale_review_hides_the_large_model(good_source, run_dir, wired_display_context):
+def test_stale_review_hides_the_large_model(good_source, run_dir):
     publish(run_dir)
     source = Source.objects.get(id=ATLAS_ID)
     changed = {**source.payload, "dataset_revision": "c" * 40}

@@ -15,12 +15,14 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from django.db import transaction
 from django.utils import timezone
 
 from atlas.catalog_artifact import write_document
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from atlas.services.sync import sync_catalog
+from reviews.defect_invariant import defect_writer
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from tests.conftest import make_row
 
@@ -534,15 +536,16 @@ def record_issue(
     """A verifier-issue row as the defect service would leave it (open, or resolved by
     ``resolution``)."""
     created = created_at or dt.datetime(2025, 4, 2, tzinfo=dt.UTC)
-    return VerifierIssue.objects.create(
-        source_id=source_id,
-        issue_url=issue_url,
-        review=confirming,
-        status=VerifierIssue.Status.RESOLVED if resolution else VerifierIssue.Status.OPEN,
-        resolution_review=resolution,
-        created_at=created,
-        updated_at=created + dt.timedelta(days=30) if resolution else created,
-    )
+    with transaction.atomic(), defect_writer():
+        return VerifierIssue.objects.create(
+            source_id=source_id,
+            issue_url=issue_url,
+            review=confirming,
+            status=VerifierIssue.Status.RESOLVED if resolution else VerifierIssue.Status.OPEN,
+            resolution_review=resolution,
+            created_at=created,
+            updated_at=created + dt.timedelta(days=30) if resolution else created,
+        )
 
 
 def attestation_file(

@@ -1,12 +1,14 @@
 """Staleness after syncs change a row's revisions (reviews.md §10) and grading bindings (§11)."""
 
 import json
+from dataclasses import replace
 
 import pytest
 from django.utils import timezone
 
-from atlas.display_context import contexts_for
-from atlas.services.display import refresh_display_state
+from atlas.contributions import gather_display_contexts
+from atlas.models import Source
+from atlas.services.display import refresh_display_state, snapshot_of
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.models import GradingBinding, Review, VerifierIssue
 from reviews.publication import BINDING_REFUSED, bind_grading_review
@@ -96,7 +98,8 @@ def test_binding_validity_follows_the_payload_being_displayed(write_catalog, tmp
     publish(build_run(tmp_path, grading=grading_identity()))
     changed = make_row(SOURCE_ID, grading_revision="7" * 64)
     assert contexts_for(source_ids=[SOURCE_ID])[SOURCE_ID].valid_grading_binding
-    context = contexts_for(source_ids=[SOURCE_ID], payloads={SOURCE_ID: changed})[SOURCE_ID]
+    snapshot = replace(snapshot_of(Source.objects.get(id=SOURCE_ID)), payload=changed)
+    context = gather_display_contexts(sources=[snapshot])[SOURCE_ID]
     assert context.has_grading_binding and not context.valid_grading_binding
     refresh_display_state(source_ids=[SOURCE_ID])
     assert source_row().grading_tracking == "source-specific"
@@ -127,6 +130,11 @@ def test_contexts_count_open_issues_and_bindings(write_catalog, tmp_path):
         False,
         False,
     )
+
+
+def contexts_for(*, source_ids: list[str]) -> dict:
+    sources = Source.objects.filter(id__in=source_ids).order_by("id")
+    return gather_display_contexts(sources=[snapshot_of(source) for source in sources])
 
 
 # --- the validity rule on its own ---

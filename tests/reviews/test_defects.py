@@ -10,14 +10,14 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from atlas.contributions import CuratedEditRefused
 from atlas.models import Source
-from atlas.services.curation import edit_curated_columns
+from atlas.services.curation import edit_curated_quality
 from atlas.services.display import refresh_display_state
 from atlas.services.sync import sync_catalog
 from reviews.defects import (
     CAP_MESSAGE,
     RESOLUTION_PREFIX,
-    WITHHELD_MESSAGE,
     DefectRuleError,
     confirm_verifier_issue,
     resolve_verifier_issue,
@@ -193,7 +193,7 @@ def test_valid_resolution_resolves_without_restoring_good(source):
     assert source.quality == "some_issues" and source.effective_quality == "some_issues"
     assert source.open_issue_count == 0
     # Good returns only through a new rating once nothing is open.
-    edit_curated_columns(source_id=source.id, quality="good", difficulty=None)
+    edit_curated_quality(source_id=source.id, quality="good")
     assert Source.objects.get(id=source.id).effective_quality == "good"
 
 
@@ -349,8 +349,8 @@ def test_every_open_defect_must_be_resolved_before_good(source):
     resolve_verifier_issue(
         issue_id=first.id, resolution_review_id=valid_resolution(source, first).id
     )
-    with pytest.raises(DefectRuleError, match=CAP_MESSAGE):
-        edit_curated_columns(source_id=source.id, quality="good", difficulty=None)
+    with pytest.raises(CuratedEditRefused, match=CAP_MESSAGE):
+        edit_curated_quality(source_id=source.id, quality="good")
     assert Source.objects.get(id=source.id).effective_quality == "some_issues"
     review = store_collection(
         source,
@@ -358,21 +358,20 @@ def test_every_open_defect_must_be_resolved_before_good(source):
         updated_at=second.created_at + dt.timedelta(minutes=5),
     )
     resolve_verifier_issue(issue_id=second.id, resolution_review_id=review.id)
-    edit_curated_columns(source_id=source.id, quality="good", difficulty=None)
+    edit_curated_quality(source_id=source.id, quality="good")
     assert Source.objects.get(id=source.id).effective_quality == "good"
 
 
 # --- the invariant on every writer ----------------------------------------------------------------
 
 
-def test_curated_edit_service_refuses_good_null_and_difficulty(source):
+def test_curated_edit_service_refuses_good_and_null(source):
     confirm(source)
     for quality in ("good", None):
-        with pytest.raises(DefectRuleError, match=f"^{CAP_MESSAGE}$"):
-            edit_curated_columns(source_id=source.id, quality=quality, difficulty=None)
-    with pytest.raises(DefectRuleError, match=f"^{WITHHELD_MESSAGE}$"):
-        edit_curated_columns(source_id=source.id, quality="some_issues", difficulty="Current: 1/2")
-    edit_curated_columns(source_id=source.id, quality="bad", difficulty=None)
+        with pytest.raises(CuratedEditRefused, match=f"^{CAP_MESSAGE}$"):
+            edit_curated_quality(source_id=source.id, quality=quality)
+    edit_curated_quality(source_id=source.id, quality="some_issues")
+    edit_curated_quality(source_id=source.id, quality="bad")
     assert Source.objects.get(id=source.id).effective_quality == "bad"
 
 
@@ -581,12 +580,12 @@ def test_admin_source_edit_is_refused_while_a_defect_is_open(source, curator, cl
     client.force_login(curator)
     confirm(source)
     url = f"/admin/atlas/source/{source.pk}/change/"
-    page = client.post(url, {"quality": "good", "difficulty": ""})
+    page = client.post(url, {"quality": "good"})
     assert page.status_code == 200
     assert "Open verifier defects cap this source at Some issues" in page.content.decode()
-    page = client.post(url, {"quality": "some_issues", "difficulty": "Current: a 1/2 solved"})
-    assert "Open verifier defects withhold difficulty" in page.content.decode()
-    assert Source.objects.get(id=source.id).quality == "some_issues"
+    assert "difficulty" not in client.get(url).context["adminform"].form.fields
+    assert client.post(url, {"quality": "bad"}).status_code == 302
+    assert Source.objects.get(id=source.id).quality == "bad"
 
 
 def test_resolving_an_unknown_or_malformed_id_is_not_found(source, curator):

@@ -5,6 +5,7 @@ import json
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.test import TestCase
 from django.utils import timezone
 
 from reviews.models import GradingBinding, Review, ReviewArtifact, VerifierIssue
@@ -269,10 +270,11 @@ def test_admin_publish_form_goes_through_the_service(source, tmp_path, admin_cli
     buffer.seek(0)
     buffer.name = "run.tar.gz"
     assert admin_client.get("/admin/reviews/review/publish/").status_code == 200
-    response = admin_client.post(
-        "/admin/reviews/review/publish/",
-        {"atlas_id": SOURCE_ID, "archive": buffer, "type": "review"},
-    )
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        response = admin_client.post(
+            "/admin/reviews/review/publish/",
+            {"atlas_id": SOURCE_ID, "archive": buffer, "type": "review"},
+        )
     assert response.status_code == 302
     assert source_row().quality == "good"
     assert admin_client.get(response.url).status_code == 200

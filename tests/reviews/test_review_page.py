@@ -9,7 +9,7 @@ import pytest
 from pytest_django.asserts import assertInHTML
 
 from atlas.models import Source
-from reviews import selectors, views
+from reviews import page_sections, selectors
 from tests.reviews import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -43,7 +43,8 @@ def current(source):
 
 @pytest.fixture
 def no_difficulty(monkeypatch):
-    monkeypatch.setattr(views, "DIFFICULTY_SECTIONS_TEMPLATE", "difficulty/absent-in-tests.html")
+    """The review page without any section contributed by the apps above it."""
+    monkeypatch.setattr(page_sections, "_sections", [])
 
 
 # --- header -----------------------------------------------------------------------------------
@@ -457,20 +458,42 @@ def test_difficulty_sections_are_optional(client, current, no_difficulty):
     assert 'id="difficulty"' not in response.content.decode()
 
 
-def test_difficulty_sections_receive_review_source_and_artifact_paths(
+def test_page_sections_build_from_what_the_page_loaded(
     client, current, monkeypatch, settings, tmp_path
 ):
     (tmp_path / "probe").mkdir()
     (tmp_path / "probe" / "sections.html").write_text(
-        '<p id="probe">{{ review.id }}|{{ source.id }}|{{ artifact_paths|length }}</p>'
+        '<p id="probe">{{ section.review }}|{{ section.source }}|{{ section.paths }}|'
+        "{{ section.bytes }}</p>"
     )
     settings.TEMPLATES = [
         {**settings.TEMPLATES[0], "DIRS": [tmp_path, *settings.TEMPLATES[0]["DIRS"]]}
     ]
-    monkeypatch.setattr(views, "DIFFICULTY_SECTIONS_TEMPLATE", "probe/sections.html")
+    seen = []
+
+    def build(*, bundle, contents):
+        seen.append(sorted(contents))
+        return {
+            "review": bundle.review.id,
+            "source": bundle.source.id,
+            "paths": len(bundle.own_artifact_paths),
+            "bytes": len(contents["quality-reviews.json"]),
+        }
+
+    monkeypatch.setattr(page_sections, "_sections", [])
+    page_sections.register_page_section(
+        page_sections.PageSection(
+            name="probe",
+            template="probe/sections.html",
+            wanted=lambda paths: ["quality-reviews.json", "not-an-artifact.json"],
+            build=build,
+        )
+    )
     html = get_page(client, current).content.decode()
     count = current.artifacts.count()
-    assert f'<p id="probe">{current.id}|{SOURCE_ID}|{count}</p>' in html
+    size = len(current.artifacts.get(path="quality-reviews.json").content)
+    assert f'<p id="probe">{current.id}|{SOURCE_ID}|{count}|{size}</p>' in html
+    assert seen == [["quality-reviews.json"]]
 
 
 def test_page_uses_only_static_scripts(client, current):

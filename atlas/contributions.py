@@ -1,0 +1,125 @@
+"""The seam through which the upper apps contribute what the catalog shows.
+
+The catalog core (``atlas``) knows nothing about reviews or difficulty reports. It defines the
+slots below; ``reviews`` and ``difficulty`` fill them from their ``AppConfig.ready()``, so
+registration follows ``INSTALLED_APPS`` order (lower layers first). What the providers contribute is
+stored in the display-state columns of ``catalog_sources`` whenever a write recomputes them, so
+reads (page, API, CSV) never cross an app boundary. See ``docs/architecture.md``.
+
+Slots:
+
+- **display context providers** — given a batch of sources (payload, activity, curated columns),
+  return fields of their :class:`~atlas.display_state.DisplayContext` (open defects, grading
+  bindings, the difficulty summary). Each provider sees the contexts gathered by the providers
+  registered before it.
+- **curated edit guards** — refuse a curator's edit of a curated column that a rule above forbids
+  (an open defect caps Good), raising :class:`CuratedEditRefused` with the message to show.
+- **field guide intro** — the sentence above the catalog's field guide (the difficulty protocol).
+- **catalog cells** — the template (and its stylesheet) that draws a display column the catalog
+  cannot draw itself: the difficulty chart of ``difficulty_summary``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from atlas.display_state import EMPTY_CONTEXT, DisplayContext, SourceSnapshot
+
+
+class ContextProvider(Protocol):
+    def __call__(
+        self, *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
+    ) -> Mapping[str, Mapping[str, Any]]: ...
+
+
+class CuratedEditRefused(Exception):
+    """A curated edit breaks a rule of an upper app; ``str(exc)`` is the message for the curator."""
+
+
+CuratedEditGuard = Callable[..., None]
+
+
+@dataclass(frozen=True)
+class _Provider:
+    name: str
+    provide: ContextProvider
+
+
+_context_providers: list[_Provider] = []
+_curated_edit_guards: list[tuple[str, CuratedEditGuard]] = []
+_field_guide_intro: list[Callable[[], str]] = []
+_catalog_cells: dict[str, CatalogCell] = {}
+
+
+@dataclass(frozen=True)
+class CatalogCell:
+    """A template drawing one display column; it receives ``summary``, ``review_id`` and
+    ``display_name``."""
+
+    template: str
+    stylesheet: str | None = None
+
+
+def register_display_context(*, name: str, provider: ContextProvider) -> None:
+    """Add (or replace, by name) a display context provider; called from ``AppConfig.ready()``."""
+    _replace(_context_providers, name, _Provider(name=name, provide=provider))
+
+
+def register_curated_edit_guard(*, name: str, guard: CuratedEditGuard) -> None:
+    """``guard(*, source_id, quality)`` raises :class:`CuratedEditRefused` to refuse an edit."""
+    _replace(_curated_edit_guards, name, (name, guard))
+
+
+def register_field_guide_intro(*, provider: Callable[[], str]) -> None:
+    _field_guide_intro[:] = [provider]
+
+
+def register_catalog_cell(*, name: str, cell: CatalogCell) -> None:
+    _catalog_cells[name] = cell
+
+
+def catalog_cells() -> dict[str, CatalogCell]:
+    return dict(_catalog_cells)
+
+
+def gather_display_contexts(*, sources: Sequence[SourceSnapshot]) -> dict[str, DisplayContext]:
+    """The display context of every given source: each provider runs once for the whole batch."""
+    contexts = {source.id: EMPTY_CONTEXT for source in sources}
+    if not sources:
+        return contexts
+    for provider in _context_providers:
+        updates = provider.provide(sources=sources, contexts=contexts)
+        for source_id, fields in updates.items():
+            if source_id in contexts and fields:
+                contexts[source_id] = replace(contexts[source_id], **fields)
+    return contexts
+
+
+def check_curated_edit(*, source_id: str, quality: str | None) -> None:
+    for _, guard in _curated_edit_guards:
+        guard(source_id=source_id, quality=quality)
+
+
+def field_guide_intro() -> str:
+    return _field_guide_intro[0]() if _field_guide_intro else ""
+
+
+def registered_names() -> dict[str, list[str]]:
+    """What is plugged in, for tests and ``docs/architecture.md``."""
+    return {
+        "display_context": [provider.name for provider in _context_providers],
+        "curated_edit_guards": [name for name, _ in _curated_edit_guards],
+        "field_guide_intro": ["provided"] if _field_guide_intro else [],
+        "catalog_cells": sorted(_catalog_cells),
+    }
+
+
+def _replace(items: list, name: str, entry: Any) -> None:
+    for index, existing in enumerate(items):
+        existing_name = existing.name if isinstance(existing, _Provider) else existing[0]
+        if existing_name == name:
+            items[index] = entry
+            return
+    items.append(entry)

@@ -1,0 +1,112 @@
+"""RFC 3339 timestamps: the one parser and formatter of the project.
+
+Every reader of a date-time — catalog artifact validation, definitions, the display state, review
+validation and pages, difficulty publication — goes through here, so a value accepted in one place
+reads the same everywhere (a lowercase ``t``/``z`` collection once published but showed "Review date
+unknown"). The grammar is RFC 3339 §5.6 as JSON Schema's ``date-time`` format checks it: ``T`` or
+``t`` between date and time, ``Z``/``z`` or a ``±HH:MM`` offset within a day, any number of
+fraction digits (kept to microseconds).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from typing import Any
+
+_RFC3339 = re.compile(
+    r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})[Tt]"
+    r"(?P<hour>\d{2}):(?P<minute>\d{2}):(?P<second>\d{2})(?:\.(?P<fraction>\d+))?"
+    r"(?P<offset>[Zz]|(?P<sign>[+-])(?P<off_hour>\d{2}):(?P<off_minute>\d{2}))$"
+)
+_DATE = re.compile(r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})$")
+
+
+class InvalidTimestamp(ValueError):
+    """Not an RFC 3339 date-time (or date, where one is allowed)."""
+
+
+def parse(text: Any) -> dt.datetime:
+    """An aware datetime from an RFC 3339 date-time string; ``InvalidTimestamp`` otherwise."""
+    match = _RFC3339.match(text) if isinstance(text, str) else None
+    if match is None:
+        raise InvalidTimestamp(f"not an RFC 3339 date-time: {text!r}")
+    part = match.groupdict()
+    offset = dt.timedelta(0)
+    if part["sign"]:
+        hours, minutes = int(part["off_hour"]), int(part["off_minute"])
+        if hours > 23 or minutes > 59:
+            raise InvalidTimestamp(f"offset out of range: {text!r}")
+        offset = dt.timedelta(hours=hours, minutes=minutes)
+        if part["sign"] == "-":
+            offset = -offset
+    fraction = (part["fraction"] or "")[:6].ljust(6, "0")
+    try:
+        return dt.datetime(
+            int(part["year"]),
+            int(part["month"]),
+            int(part["day"]),
+            int(part["hour"]),
+            int(part["minute"]),
+            int(part["second"]),
+            int(fraction),
+            tzinfo=dt.timezone(offset),
+        )
+    except ValueError as exc:
+        raise InvalidTimestamp(f"not a valid date-time: {text!r}") from exc
+
+
+def parse_or_none(value: Any) -> dt.datetime | None:
+    """``parse`` for display paths: None (shown as unknown) instead of an error."""
+    if isinstance(value, dt.datetime):
+        return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+    try:
+        return parse(value)
+    except InvalidTimestamp:
+        return None
+
+
+def parse_date_or_datetime(value: Any) -> dt.datetime | None:
+    """A catalog review date: an RFC 3339 date-time, or a full date read as midnight UTC."""
+    if value is None or isinstance(value, dt.datetime):
+        return parse_or_none(value)
+    if isinstance(value, dt.date):
+        return dt.datetime.combine(value, dt.time(), tzinfo=dt.UTC)
+    if isinstance(value, str) and (match := _DATE.match(value)):
+        try:
+            return dt.datetime(
+                int(match["year"]), int(match["month"]), int(match["day"]), tzinfo=dt.UTC
+            )
+        except ValueError:
+            return None
+    return parse_or_none(value)
+
+
+def is_valid(value: Any) -> bool:
+    try:
+        parse(value)
+    except InvalidTimestamp:
+        return False
+    return True
+
+
+def format_utc(value: dt.datetime, *, seconds: bool = False) -> str:
+    """``2025-03-03T12:00:00Z`` (microseconds kept unless ``seconds``)."""
+    utc = value.astimezone(dt.UTC)
+    if seconds:
+        utc = utc.replace(microsecond=0)
+    return utc.isoformat().replace("+00:00", "Z")
+
+
+def compact_stamp(value: dt.datetime) -> str:
+    """``20250303T120000Z``, for file names."""
+    return value.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+
+
+def text_of(value: Any) -> str | None:
+    """The stored text of a review date: datetimes formatted in UTC, strings kept as written."""
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return format_utc(value)
+    return str(value)

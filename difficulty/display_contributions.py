@@ -1,0 +1,19 @@
+"""What difficulty contributes to the catalog's display state (through ``atlas.contributions``):
+the difficulty summary of each eligible source's current report (difficulty.md §8). Registered in
+``DifficultyConfig.ready()``, after the reviews provider whose open defects and grading bindings
+the eligibility gate reads."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from atlas.display_state import DisplayContext, SourceSnapshot
+from difficulty.selectors import summaries_for
+
+
+def difficulty_summaries(
+    *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
+) -> dict[str, dict[str, Any]]:
+    summaries = summaries_for(sources=sources, contexts=contexts)
+    return {source_id: {"difficulty": summary} for source_id, summary in summaries.items()}

@@ -1,0 +1,102 @@
+"""What reviews contribute to the catalog's display state (through ``atlas.contributions``): open
+verifier defects (defects.md §5, §8.2) and the validity of grading bindings (reviews.md §11.3).
+Registered in ``ReviewsConfig.ready()``; two queries per batch of sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django.db.models import OuterRef, Subquery
+
+from atlas import timestamps
+from atlas.display_state import DisplayContext, SourceSnapshot
+from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
+from reviews.models import GradingBinding, ReviewArtifact, VerifierIssue
+
+
+def open_issue_row(issue: VerifierIssue) -> dict[str, Any]:
+    """An open defect as catalog rows and review reads list it (defects.md §8.2)."""
+    return {
+        "issue_url": issue.issue_url,
+        "review_id": issue.review_id,
+        "status": issue.status,
+        "created_at": timestamps.format_utc(issue.created_at),
+    }
+
+
+def defects_and_grading(
+    *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
+) -> dict[str, dict[str, Any]]:
+    ids = [source.id for source in sources]
+    open_issues: dict[str, list[dict[str, Any]]] = {}
+    for issue in VerifierIssue.objects.filter(
+        source_id__in=ids, status=VerifierIssue.Status.OPEN
+    ).order_by("created_at", "id"):
+        open_issues.setdefault(issue.source_id, []).append(open_issue_row(issue))
+    enrolled, valid = _grading_bindings(sources)
+    return {
+        source.id: {
+            "open_issue_count": len(open_issues.get(source.id, ())),
+            "open_issues": tuple(open_issues.get(source.id, ())),
+            "has_grading_binding": source.id in enrolled,
+            "valid_grading_binding": source.id in valid,
+        }
+        for source in sources
+    }
+
+
+def _grading_bindings(sources: Sequence[SourceSnapshot]) -> tuple[set[str], set[str]]:
+    """(sources with a binding, sources with a valid one) — binding validity compares against the
+    snapshot's payload, which a sync has not written yet."""
+    by_id = {source.id: source for source in sources}
+    proof = ReviewArtifact.objects.filter(
+        review_id=OuterRef("review_id"), path=OuterRef("evidence_path")
+    )
+    bindings = (
+        GradingBinding.objects.filter(source_id__in=list(by_id))
+        .annotate(
+            proof_sha256=Subquery(proof.values("sha256")[:1]),
+            proof_text=Subquery(proof.values("content")[:1]),
+        )
+        .only(
+            "source_id",
+            "review_id",
+            "source_revision",
+            "captured_verifier_revision",
+            "grading_revision",
+            "evidence_sha256",
+        )
+    )
+    enrolled: set[str] = set()
+    valid: set[str] = set()
+    for binding in bindings:
+        enrolled.add(binding.source_id)
+        if binding.source_id in valid:
+            continue
+        if binding_is_valid(
+            row=row_revisions(by_id[binding.source_id]),
+            binding=BindingClaim(
+                source_id=binding.source_id,
+                review_id=binding.review_id,
+                source_revision=binding.source_revision,
+                captured_verifier_revision=binding.captured_verifier_revision,
+                grading_revision=binding.grading_revision,
+                evidence_sha256=binding.evidence_sha256,
+            ),
+            artifact_sha256=binding.proof_sha256,
+            proof_text=binding.proof_text,
+        ):
+            valid.add(binding.source_id)
+    return enrolled, valid
+
+
+def row_revisions(source: SourceSnapshot) -> RowRevisions:
+    return RowRevisions(
+        source_id=source.id,
+        review_id=source.curated.get("review_id"),
+        review_source_revision=source.curated.get("review_source_revision"),
+        review_verifier_revision=source.curated.get("review_verifier_revision"),
+        current_data_revision=source.payload.get("dataset_revision"),
+        grading_revision=source.payload.get("grading_revision"),
+    )
