@@ -3,7 +3,6 @@ validation a sync runs before it changes anything (catalog.md §4, §6)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
 import json
 import os
@@ -12,6 +11,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from atlas import timestamps
 
 SCHEMA_VERSION = 1
 TYPES = ("RLVR", "Agentic", "Alignment", "")
@@ -143,7 +144,7 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         if bad_field:
             raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
     revised_at = document.get("revised_at")
-    if revised_at is not None and not _is_rfc3339(revised_at):
+    if revised_at is not None and not timestamps.is_valid(revised_at):
         raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
     by_origin: dict[str, list[dict[str, Any]]] = {}
     for row in rows:
@@ -190,13 +191,3 @@ def _invalid_field(row: dict[str, Any]) -> str | None:
     if pipeline is not None and not isinstance(pipeline, dict):
         return "pipeline"
     return None
-
-
-def _is_rfc3339(value: Any) -> bool:
-    if not isinstance(value, str) or "T" not in value.upper():
-        return False
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        return False
-    return parsed.tzinfo is not None

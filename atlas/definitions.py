@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atlas import timestamps
+
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_.:/+-]*$")
 FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 HEX40_RE = re.compile(r"^[0-9a-f]{40}$")
@@ -450,7 +452,7 @@ def _review_date(entry: _Entry, value: Any) -> str | None:
         if value.tzinfo is None:
             entry.fail("review.reviewed_at must be a date or an offset date-time")
             return None
-        return value.astimezone(dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return timestamps.format_utc(value, seconds=True)
     if isinstance(value, dt.date):
         return value.isoformat()
     entry.fail("review.reviewed_at must be a date or an offset date-time")

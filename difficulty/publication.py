@@ -10,6 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from atlas import timestamps
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.attestation import (
@@ -235,19 +236,9 @@ def _check_existing(*, review: Review, evidence: list[ArtifactFile]) -> None:
 
 def archive_path(*, estimated_at: Any, sha256: str, fallback: dt.datetime) -> str:
     """difficulty/history/<estimated_at as YYYYMMDDTHHMMSSZ>-<first 12 hex>.json"""
-    moment = _parse_moment(estimated_at) or fallback
-    stamp = moment.astimezone(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    moment = timestamps.parse_or_none(estimated_at) or fallback
+    stamp = timestamps.compact_stamp(moment)
     return f"{HISTORY_PREFIX}{stamp}-{sha256[:12]}.json"
-
-
-def _parse_moment(value: Any) -> dt.datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
 
 
 def _archive_previous_report(*, review: Review, new_sha256: str) -> str | None:

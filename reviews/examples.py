@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from atlas import timestamps
 from reviews.evidence_set import COLLECTION_FILE
 from reviews.validation import SCHEMA_PATH
 
@@ -103,7 +104,7 @@ EXAMPLE_PROFILES = (
 
 
 def _stamp(moment: dt.datetime) -> str:
-    return moment.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+    return timestamps.format_utc(moment)
 
 
 def _json_text(value: Any) -> str:

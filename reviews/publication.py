@@ -14,6 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from atlas import timestamps
 from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
@@ -178,7 +179,7 @@ def _result(run: ValidatedRun, source: Source, *, capped: bool, rated: bool) -> 
         "review_id": run.review_id,
         "kind": run.kind,
         "quality": source.quality if rated else source.effective_quality,
-        "review_date": review_date.isoformat().replace("+00:00", "Z") if review_date else None,
+        "review_date": timestamps.format_utc(review_date) if review_date else None,
         "marinskyrl_commit": provenance.get("marinskyrl_commit"),
         "url": f"{settings.ATLAS_PUBLIC_URL.rstrip('/')}/reviews/{run.review_id}/",
         "capped_by_verifier_issues": capped,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from celery import shared_task
 from django.conf import settings
 from django.db import transaction
 from django.db.models import F
@@ -87,8 +88,6 @@ def enqueue_publication(
     user: Any,
 ) -> ReviewPublication:
     """Store the upload and schedule its import once the job row is committed."""
-    from reviews.tasks import import_publication  # the task module imports this one
-
     with transaction.atomic():
         publication = ReviewPublication.objects.create(
             atlas_id=atlas_id,
@@ -150,8 +149,6 @@ def import_uploaded_publication(*, publication_id: str) -> str:
 def expire_stale_publications(*, now: dt.datetime | None = None) -> list[str]:
     """Jobs whose worker died: retried while attempts remain, else failed with a reason.
     Returns the ids that were requeued (the caller schedules them)."""
-    from reviews.tasks import import_publication
-
     now = now or timezone.now()
     expired = ReviewPublication.objects.filter(
         status=ReviewPublication.Status.RUNNING, lease_expires_at__lt=now
@@ -187,3 +184,15 @@ def clean_scratch(*, older_than_seconds: int | None = None) -> int:
         except OSError:
             continue
     return removed
+
+
+# The Celery tasks live beside the services they wrap (ids in, one call) so scheduling a job needs
+# no import of a module that imports this one; ``reviews.tasks`` exposes them to autodiscovery.
+@shared_task(name="reviews.tasks.import_publication")
+def import_publication(publication_id: str) -> str:
+    return import_uploaded_publication(publication_id=str(publication_id))
+
+
+@shared_task(name="reviews.tasks.expire_stale_publications")
+def expire_publications() -> list[str]:
+    return expire_stale_publications()

@@ -1,23 +1,16 @@
-"""Celery tasks of the reviews app: thin wrappers (ids in, one service call)."""
+"""Celery tasks of the reviews app (found by autodiscovery). The publication tasks are defined
+beside their service in ``reviews.publication_jobs``."""
 
-from celery import shared_task
 from celery.signals import worker_ready
 
 from reviews.publication_jobs import (
     clean_scratch,
+    expire_publications,
     expire_stale_publications,
-    import_uploaded_publication,
+    import_publication,
 )
 
-
-@shared_task(name="reviews.tasks.import_publication")
-def import_publication(publication_id: str) -> str:
-    return import_uploaded_publication(publication_id=str(publication_id))
-
-
-@shared_task(name="reviews.tasks.expire_stale_publications")
-def expire_publications() -> list[str]:
-    return expire_stale_publications()
+__all__ = ["expire_publications", "import_publication"]
 
 
 @worker_ready.connect

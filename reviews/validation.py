@@ -19,6 +19,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from atlas import timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
@@ -39,7 +40,6 @@ from reviews.rating import source_synthesis
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
-FRACTION_BEYOND_MICROSECONDS = re.compile(r"(\.\d{6})\d+")
 
 
 class PublicationRejected(Exception):
@@ -141,10 +141,8 @@ def latest_reviewed_at(collection: dict[str, Any]) -> dt.datetime | None:
 
 
 def parse_timestamp(value: str) -> dt.datetime:
-    # RFC 3339 allows lowercase separators and any precision; datetime keeps microseconds.
-    text = FRACTION_BEYOND_MICROSECONDS.sub(r"\1", value.upper().replace("Z", "+00:00"))
-    parsed = dt.datetime.fromisoformat(text)
-    return parsed if parsed.tzinfo else parsed.replace(tzinfo=dt.UTC)
+    """The schema's date-time format already checked ``value`` (RFC 3339)."""
+    return timestamps.parse(value)
 
 
 def json_pointer(parts: Any) -> str:

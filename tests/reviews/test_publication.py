@@ -291,3 +291,22 @@ def test_admin_bind_grading_refuses_a_proof_that_does_not_hold(source, tmp_path,
     assert BINDING_REFUSED in response.content.decode()
     assert not GradingBinding.objects.exists()
     assert admin_client.get(f"/admin/reviews/review/{review_id}/change/").status_code == 200
+
+
+def test_lowercase_rfc3339_dates_publish_and_display(client, write_catalog, tmp_path):
+    """RFC 3339 allows "t" and "z"; the collection once published but its page said "Review
+    date unknown" because the page parsed dates with a second, stricter parser."""
+    sync_rows(write_catalog, make_row(SOURCE_ID))
+    run_dir = build_run(tmp_path)
+
+    def lowercase(collection):
+        for review in collection["reviews"]:
+            if review["reviewed_at"]:
+                review["reviewed_at"] = review["reviewed_at"].replace("T", "t").replace("Z", "z")
+
+    rewrite_collection(run_dir, lowercase)
+    result = publish(run_dir)
+    html = client.get(f"/reviews/{result['review_id']}/").content.decode()
+    assert "Review date unknown" not in html
+    assert f"Reviewed <time datetime=\"{result['review_date']}\"" in html
+    assert source_row().display_review_date is not None

@@ -1,0 +1,193 @@
+"""The layering of docs/architecture.md, checked on the source: atlas < reviews < difficulty.
+
+Every module of the three apps is parsed (never imported). A test here fails when a module imports
+from an app above its own, when a module reaches into another app from inside a function (the old
+way of hiding a circle), when module-level imports form a circle, or when a catalog template
+includes a template of an upper app.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RANK = {"atlas": 0, "reviews": 1, "difficulty": 2}
+# Project wiring that lives in the atlas package: it assembles all apps, it is not the catalog.
+PROJECT_MODULES = {
+    "atlas.settings", "atlas.settings_test", "atlas.urls", "atlas.celery", "atlas.wsgi",
+}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Import:
+    module: str  # importing module, dotted
+    target: str  # imported module, dotted
+    line: int
+    in_function: str | None  # name of the enclosing function, None at module level
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def app_modules() -> dict[str, Path]:
+    found = {}
+    for app in RANK:
+        for path in sorted((ROOT / app).rglob("*.py")):
+            if "migrations" not in path.parts:
+                found[module_name(path)] = path
+    return found
+
+
+MODULES = app_modules()
+
+
+def _resolve(module: str, node: ast.ImportFrom, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".")
+    base = base if is_package else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def imports_of(module: str, path: Path) -> list[Import]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: list[Import] = []
+
+    def visit(node: ast.AST, function: str | None) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                visit(child, function or child.name)
+                continue
+            if isinstance(child, ast.Import):
+                for alias in child.names:
+                    found.append(Import(module, alias.name, child.lineno, function))
+            elif isinstance(child, ast.ImportFrom):
+                base = _resolve(module, child, path.name == "__init__.py")
+                for alias in child.names:
+                    # "from reviews import labels" imports the submodule reviews.labels.
+                    candidate = f"{base}.{alias.name}"
+                    target = candidate if candidate in MODULES else base
+                    found.append(Import(module, target, child.lineno, function))
+            visit(child, function)
+
+    visit(tree, None)
+    return found
+
+
+ALL_IMPORTS = [item for module, path in MODULES.items() for item in imports_of(module, path)]
+
+
+def app_of(module: str) -> str | None:
+    top = module.split(".")[0]
+    return top if top in RANK else None
+
+
+def test_the_scan_sees_every_app_and_its_imports():
+    assert {app_of(module) for module in MODULES} == set(RANK)
+    assert any(item.target == "atlas.models" for item in ALL_IMPORTS)
+    assert len(MODULES) > 100
+
+
+def test_no_module_imports_from_an_app_above_its_own():
+    upward = [
+        f"{item.module}:{item.line} imports {item.target}"
+        for item in ALL_IMPORTS
+        if item.module not in PROJECT_MODULES
+        and app_of(item.target)
+        and RANK[app_of(item.target)] > RANK[app_of(item.module)]
+    ]
+    assert upward == []
+
+
+def test_no_cross_app_import_hides_in_a_function():
+    """Only ``AppConfig.ready()`` may import another app late: Django requires it there."""
+    hidden = [
+        f"{item.module}:{item.line} imports {item.target} inside {item.in_function}()"
+        for item in ALL_IMPORTS
+        if item.in_function
+        and app_of(item.target)
+        and app_of(item.target) != app_of(item.module)
+        and not (item.module.endswith(".apps") and item.in_function == "ready")
+    ]
+    assert hidden == []
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    components: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in graph.get(node, ()):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, ()):
+                components.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return components
+
+
+def import_graph(*, include_functions: bool) -> dict[str, set[str]]:
+    graph: dict[str, set[str]] = {module: set() for module in MODULES}
+    for item in ALL_IMPORTS:
+        if item.target in MODULES and (include_functions or item.in_function is None):
+            graph[item.module].add(item.target)
+    return graph
+
+
+def test_cycle_detection_finds_a_circle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+
+
+def test_no_import_circles_at_module_level_or_through_late_imports():
+    assert _cycles(import_graph(include_functions=False)) == []
+    late = {
+        module: targets
+        for module, targets in import_graph(include_functions=True).items()
+        if not module.endswith(".apps")
+    }
+    assert _cycles(late) == []
+
+
+INCLUDE = re.compile(r"""\{%\s*(?:include|extends)\s+["'](?P<name>[^"']+)["']""")
+
+
+@pytest.mark.parametrize("app", list(RANK))
+def test_templates_include_only_their_own_app_or_lower(app):
+    upward = []
+    for path in sorted((ROOT / "templates" / app).rglob("*.html")):
+        for match in INCLUDE.finditer(path.read_text(encoding="utf-8")):
+            target = match["name"].split("/")[0]
+            if target in RANK and RANK[target] > RANK[app]:
+                upward.append(f"{path.relative_to(ROOT)} includes {match['name']}")
+    assert upward == []
