@@ -9,6 +9,7 @@ from typing import Any
 
 from difficulty.registry import ROLE_SIZES, Registry, get_registry, model_name
 from difficulty.summary import entry_name
+from difficulty.wilson import percent_range
 
 FULL, COMPACT = "full", "compact"
 STATUS_LABELS = {"current": "Current", "historical": "Historical", "invalid": "Protocol mismatch"}
@@ -92,19 +93,9 @@ def label(*, entry: dict[str, Any], mode: str, registry: Registry | None = None)
     return model_name(model_id) or entry.get("display_name") or entry_name(entry)
 
 
-def _one_decimal(fraction: float) -> str:
-    return str(Decimal(str(fraction * 100)).quantize(Decimal("0.1"), rounding=ROUND_HALF_UP))
-
-
 def interval_text(*, entry: dict[str, Any]) -> str:
-    bounds = entry.get("wilson_95")
-    if (
-        isinstance(bounds, list | tuple)
-        and len(bounds) == 2
-        and all(isinstance(b, int | float) and not isinstance(b, bool) for b in bounds)
-    ):
-        return f"95% interval {_one_decimal(bounds[0])}–{_one_decimal(bounds[1])}%"
-    return "95% interval not recorded"
+    text = percent_range(entry.get("wilson_95"))
+    return f"95% interval {text}" if text else "95% interval not recorded"
 
 
 def tooltip(*, entry: dict[str, Any], mode: str) -> str:

@@ -4,11 +4,11 @@ example: its limitations say so, and none of its numbers describe a real measure
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 from typing import Any
 
 from difficulty.registry import current_protocol
+from difficulty.wilson import wilson_95
 
 EXAMPLE_LIMITATION = "Example report generated for demonstration and tests; not a real measurement."
 EXAMPLE_TASK_IDS = ("task-1", "task-2", "task-10")
@@ -18,17 +18,6 @@ INVALID_EXAMPLE = "difficulty/examples/invalid-protocol-report.json"
 GENERATION_FOLLOWUP = "difficulty/followups/generation-setting/difficulty.json"
 HOSTED_FOLLOWUP = "difficulty/followups/hosted/difficulty.json"
 SOLVED_BY_SIZE = {"small": 1, "large": 2, "hosted": 3}
-
-
-def wilson_95(*, solved: int, verified: int) -> list[float] | None:
-    if verified <= 0:
-        return None
-    z, p = 1.959963984540054, solved / verified
-    centre = (p + z * z / (2 * verified)) / (1 + z * z / verified)
-    half = (
-        z * math.sqrt(p * (1 - p) / verified + z * z / (4 * verified**2)) / (1 + z * z / verified)
-    )
-    return [round(max(0.0, centre - half), 4), round(min(1.0, centre + half), 4)]
 
 
 def _model_entry(*, size: str, solved: int) -> dict[str, Any]:

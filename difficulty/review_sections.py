@@ -22,6 +22,7 @@ from difficulty.reports import (
     task_sort_key,
 )
 from difficulty.selectors import standing_of, summarise
+from difficulty.wilson import percent_range
 from reviews.page_sections import PageSection
 from reviews.selectors import ReviewBundle
 
@@ -272,13 +273,7 @@ def _role_ordered(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _interval(bounds: Any) -> str:
-    if (
-        isinstance(bounds, list)
-        and len(bounds) == 2
-        and all(isinstance(b, int | float) for b in bounds)
-    ):
-        return f"{bounds[0] * 100:.1f}–{bounds[1] * 100:.1f}%"
-    return "Not recorded"
+    return percent_range(bounds) or "Not recorded"
 
 
 def _run(

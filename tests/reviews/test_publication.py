@@ -308,5 +308,5 @@ def test_lowercase_rfc3339_dates_publish_and_display(client, write_catalog, tmp_
     result = publish(run_dir)
     html = client.get(f"/reviews/{result['review_id']}/").content.decode()
     assert "Review date unknown" not in html
-    assert f"Reviewed <time datetime=\"{result['review_date']}\"" in html
+    assert f'Reviewed <time datetime="{result["review_date"]}"' in html
     assert source_row().display_review_date is not None
