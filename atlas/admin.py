@@ -3,8 +3,9 @@ from django.contrib import admin
 from django.core.exceptions import ValidationError
 
 from atlas.contributions import CuratedEditRefused, check_curated_edit
-from atlas.models import Quality, Refresh, RefreshRun, Source
+from atlas.models import Refresh, RefreshRun, Source
 from atlas.services.curation import edit_curated_quality
+from atlas.vocabularies import Quality
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):

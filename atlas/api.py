@@ -30,6 +30,16 @@ from atlas.models import Refresh, RefreshRun, Source
 from atlas.pagination import CatalogPagination
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.sync import SyncRejected, sync_catalog
+from atlas.vocabularies import (
+    UNCLASSIFIED,
+    Applicability,
+    GradingTracking,
+    Quality,
+    SourceKind,
+    SourceStatus,
+    SourceType,
+    Turns,
+)
 
 REFRESH_PERMISSION = "atlas.refresh_catalog"
 
@@ -70,22 +80,22 @@ class SourceRowSerializer(serializers.Serializer):
     verifier_name = serializers.CharField(allow_null=True)
     verifier_revision = serializers.CharField(allow_null=True)
     verifier_url = serializers.CharField(allow_null=True)
-    type = serializers.ChoiceField(choices=["RLVR", "Agentic", "Alignment", ""])
-    turns = serializers.ChoiceField(choices=["Single-turn", "Multi-turn", ""])
+    type = serializers.ChoiceField(choices=[*SourceType.values, UNCLASSIFIED])
+    turns = serializers.ChoiceField(choices=[*Turns.values, UNCLASSIFIED])
     is_benchmark = serializers.BooleanField()
-    kind = serializers.ChoiceField(choices=["Dataset", "Generator"])
-    status = serializers.ChoiceField(choices=["Available", "Excluded"])
+    kind = serializers.ChoiceField(choices=SourceKind.values)
+    status = serializers.ChoiceField(choices=SourceStatus.values)
     pipeline = serializers.JSONField(allow_null=True)
     review_url = serializers.CharField(allow_null=True)
     quality = serializers.ChoiceField(
-        choices=["good", "some_issues", "bad"], allow_null=True, help_text="Effective quality."
+        choices=Quality.values, allow_null=True, help_text="Effective quality."
     )
     difficulty = serializers.CharField(allow_null=True, help_text="Difficulty summary text.")
     difficulty_summary = serializers.JSONField(allow_null=True)
-    review_applicability = serializers.ChoiceField(choices=["current", "stale", "unknown"])
+    review_applicability = serializers.ChoiceField(choices=Applicability.values)
     review_stale = serializers.BooleanField()
     verifier_issues = OpenVerifierIssueSerializer(many=True)
-    grading_tracking = serializers.ChoiceField(choices=["legacy", "source-specific"])
+    grading_tracking = serializers.ChoiceField(choices=GradingTracking.values)
     review_grading_revision = serializers.CharField(allow_null=True)
     review_id = serializers.CharField(allow_null=True)
     review_date = serializers.CharField(allow_null=True)
@@ -142,7 +152,7 @@ class SourceListView(ListAPIView):
             OpenApiParameter("turns", str, enum=["single-turn", "multi-turn", "unknown"]),
             OpenApiParameter("family", str, description="A family, or `unknown`."),
             OpenApiParameter("benchmark", str, enum=["true", "false"]),
-            OpenApiParameter("quality", str, enum=["good", "some_issues", "bad", "unknown"]),
+            OpenApiParameter("quality", str, enum=[*Quality.values, "unknown"]),
             OpenApiParameter(
                 "difficulty",
                 str,

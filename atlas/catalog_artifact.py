@@ -13,11 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from atlas import timestamps
+from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 SCHEMA_VERSION = 1
-TYPES = ("RLVR", "Agentic", "Alignment", "")
-TURNS = ("Single-turn", "Multi-turn", "")
-QUALITIES = ("good", "some_issues", "bad")
+TYPES = (*SourceType.values, UNCLASSIFIED)
+TURNS = (*Turns.values, UNCLASSIFIED)
+QUALITIES = tuple(Quality.values)
 STRING_OR_NULL_FIELDS = (
     "name", "display_name", "family", "notes", "dataset_id", "dataset_revision", "url",
     "canonical_source", "canonical_url", "verifier_name", "verifier_revision", "verifier_url",

@@ -13,12 +13,13 @@ from pathlib import Path
 from typing import Any
 
 from atlas import timestamps
+from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_.:/+-]*$")
 FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 HEX40_RE = re.compile(r"^[0-9a-f]{40}$")
 HEX64_RE = re.compile(r"^[0-9a-f]{64}$")
-QUALITY_GRADES = ("good", "some_issues", "bad")
+QUALITY_GRADES = tuple(Quality.values)
 GRADING_MODES = ("verifyit", "legacy", "harbor")
 
 SOURCE_KEYS = {
@@ -37,7 +38,12 @@ TASK_ASSET_FILE_KEYS = {"repository", "revision", "filename"}
 PIPELINE_KEYS = {"name", "version", "files"}
 REVIEW_KEYS = {"grade", "evidence_url", "reviewed_at", "dataset_revision", "verifier_revision"}
 
-TYPE_TAGS = (("rlvr", "RLVR"), ("agentic", "Agentic"), ("alignment", "Alignment"))
+# The tag that classifies a source's type (the lowercase stored value), in order of precedence
+# when a source carries several.
+TYPE_TAGS = tuple(
+    (kind.value.lower(), kind.value)
+    for kind in (SourceType.RLVR, SourceType.AGENTIC, SourceType.ALIGNMENT)
+)
 
 
 class DefinitionErrors(Exception):
@@ -247,7 +253,7 @@ def _build_row(entry: _Entry) -> dict[str, Any] | None:
 def derived_fields(tags: list[str]) -> dict[str, Any]:
     """The row fields catalog.md §3 derives from tags."""
     row_type = next((label for tag, label in TYPE_TAGS if tag in tags), "")
-    turns = "Single-turn" if "single-turn" in tags else "Multi-turn" if "multi-turn" in tags else ""
+    turns = next((value for value in Turns.values if value.lower() in tags), UNCLASSIFIED)
     return {
         "type": row_type,
         "turns": turns,

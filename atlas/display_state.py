@@ -11,6 +11,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas import timestamps
+from atlas.vocabularies import (
+    Applicability,
+    GradingTracking,
+    MeasurementStatus,
+    Quality,
+    SourceKind,
+    SourceStatus,
+)
 
 CURATED_FIELDS = (
     "quality", "difficulty", "traces", "review_date", "review_id",
@@ -64,8 +72,8 @@ def capped_for_open_defect(quality: str | None) -> str:
     return OPEN_DEFECT_CAP.get(quality or "", OPEN_DEFECT_DEFAULT)
 
 
-OPEN_DEFECT_CAP = {"bad": "bad", "some_issues": "some_issues"}
-OPEN_DEFECT_DEFAULT = "some_issues"
+OPEN_DEFECT_CAP = {Quality.BAD: Quality.BAD.value, Quality.SOME_ISSUES: Quality.SOME_ISSUES.value}
+OPEN_DEFECT_DEFAULT = Quality.SOME_ISSUES.value
 
 
 def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
@@ -95,8 +103,10 @@ def compute_display_state(
     current_data_revision = payload.get("dataset_revision")
     grading_revision = payload.get("grading_revision")
 
-    tracking = "source-specific" if context.has_grading_binding else "legacy"
-    if tracking == "legacy":
+    tracking = (
+        GradingTracking.SOURCE_SPECIFIC if context.has_grading_binding else GradingTracking.LEGACY
+    ).value
+    if tracking == GradingTracking.LEGACY:
         reviewed_verifier = shown["review_verifier_revision"]
         verifier_changed = reviewed_verifier is not None and reviewed_verifier != payload.get(
             "verifier_revision"
@@ -108,11 +118,11 @@ def compute_display_state(
         reviewed_data is not None and reviewed_data != current_data_revision
     ) or verifier_changed
     if stale:
-        applicability = "stale"
+        applicability = Applicability.STALE.value
     elif reviewed_data is None:
-        applicability = "unknown"
+        applicability = Applicability.UNKNOWN.value
     else:
-        applicability = "current"
+        applicability = Applicability.CURRENT.value
 
     quality = None if stale else shown["quality"]
     if context.open_issue_count:
@@ -143,7 +153,7 @@ def compute_display_state(
         "display_traces": shown["traces"],
         "grading_tracking": tracking,
         "review_grading_revision": grading_revision
-        if tracking == "source-specific" and context.valid_grading_binding
+        if tracking == GradingTracking.SOURCE_SPECIFIC and context.valid_grading_binding
         else None,
         "search_text": search_text(payload),
         "display_name": display_name,
@@ -153,18 +163,21 @@ def compute_display_state(
         "type": payload.get("type") or "",
         "turns": payload.get("turns") or "",
         "is_benchmark": bool(payload.get("is_benchmark")),
-        "status": payload.get("status") or "Available",
-        "kind": payload.get("kind") or "Dataset",
+        "status": payload.get("status") or SourceStatus.AVAILABLE.value,
+        "kind": payload.get("kind") or SourceKind.DATASET.value,
         "canonical_source": payload.get("canonical_source"),
     }
 
 
 def _current_large(summary: dict[str, Any] | None) -> tuple[float | None, int | None, int | None]:
     """difficulty.md §11.1: only a current summary's current Large model feeds filters and sorts."""
-    if not summary or summary.get("status") != "current":
+    if not summary or summary.get("status") != MeasurementStatus.CURRENT:
         return None, None, None
     for model in summary.get("models", []):
-        if model.get("size") == "large" and model.get("measurement_status") == "current":
+        if (
+            model.get("size") == "large"
+            and model.get("measurement_status") == MeasurementStatus.CURRENT
+        ):
             solved, verified = model.get("solved"), model.get("verified")
             rate = model.get("solve_rate")
             if rate is None and isinstance(verified, int) and verified > 0:

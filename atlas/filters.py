@@ -16,31 +16,24 @@ from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOr
 from atlas.models import Source
 from atlas.pagination import DEFAULT_PAGE_SIZE
 from atlas.selectors import CatalogVocabulary, active_sources, current_vocabulary
+from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 NATURAL_COLLATION = "atlas_natural"
 UNKNOWN = "unknown"
 DEFAULT_SORT = "name"
 
 TYPE_CHOICES = (
-    ("rlvr", "RLVR"),
-    ("alignment", "Alignment"),
-    ("agentic", "Agentic"),
+    *((value.lower(), label) for value, label in SourceType.choices),
     (UNKNOWN, "Unclassified"),
 )
-TYPE_VALUES = {"rlvr": "RLVR", "alignment": "Alignment", "agentic": "Agentic", UNKNOWN: ""}
+TYPE_VALUES = {**{value.lower(): value for value in SourceType.values}, UNKNOWN: UNCLASSIFIED}
 TURNS_CHOICES = (
-    ("single-turn", "Single-turn"),
-    ("multi-turn", "Multi-turn"),
+    *((value.lower(), label) for value, label in Turns.choices),
     (UNKNOWN, "Unknown"),
 )
-TURNS_VALUES = {"single-turn": "Single-turn", "multi-turn": "Multi-turn", UNKNOWN: ""}
+TURNS_VALUES = {**{value.lower(): value for value in Turns.values}, UNKNOWN: UNCLASSIFIED}
 BENCHMARK_CHOICES = (("true", "Designated"), ("false", "Not designated"))
-QUALITY_CHOICES = (
-    ("good", "Good"),
-    ("some_issues", "Some issues"),
-    ("bad", "Bad"),
-    (UNKNOWN, "Unrated / unreviewed"),
-)
+QUALITY_CHOICES = (*Quality.choices, (UNKNOWN, "Unrated / unreviewed"))
 DIFFICULTY_CHOICES = (
     ("measured", "Measured (current)"),
     ("historical", "Historical"),

@@ -6,7 +6,9 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-QUALITY_LABELS = {"good": "Good", "some_issues": "Some issues", "bad": "Bad"}
+from atlas.vocabularies import Applicability, Quality
+
+QUALITY_LABELS = dict(Quality.choices)
 DEFECT_TOOLTIP = (
     "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
 )
@@ -72,7 +74,7 @@ def difficulty_fallback_text(*, open_issue_count: int, review_stale: bool) -> st
     return "Not measured"
 
 
-APPLICABILITY_LABELS = {"current": "Current", "stale": "Stale", "unknown": "Unknown"}
+APPLICABILITY_LABELS = dict(Applicability.choices)
 
 
 def review_date_label(value: dt.datetime | None) -> str | None:

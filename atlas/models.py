@@ -5,23 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-
-class Quality(models.TextChoices):
-    GOOD = "good", "Good"
-    SOME_ISSUES = "some_issues", "Some issues"
-    BAD = "bad", "Bad"
-
-
-class Applicability(models.TextChoices):
-    CURRENT = "current", "Current"
-    STALE = "stale", "Stale"
-    UNKNOWN = "unknown", "Unknown"
-
-
-class MeasurementStatus(models.TextChoices):
-    CURRENT = "current", "Current"
-    HISTORICAL = "historical", "Historical"
-    INVALID = "invalid", "Invalid"
+from atlas.vocabularies import Applicability, MeasurementStatus, Quality
 
 
 class Source(models.Model):

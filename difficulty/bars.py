@@ -7,12 +7,15 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
+from atlas.vocabularies import MeasurementStatus
+from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.registry import ROLE_SIZES, Registry, get_registry, model_name
 from difficulty.summary import entry_name
 from difficulty.wilson import percent_range
 
 FULL, COMPACT = "full", "compact"
-STATUS_LABELS = {"current": "Current", "historical": "Historical", "invalid": "Protocol mismatch"}
+# The chip and tooltips call an invalid report a protocol mismatch (difficulty.md §10.5, §10.7).
+STATUS_LABELS = {**dict(MeasurementStatus.choices), INVALID: "Protocol mismatch"}
 ROLE_TITLES = {"small": "Small", "large": "Large", "hosted": "Hosted", "followup": "Follow-up"}
 BAR_CLASSES = {"small": "bar-small", "large": "bar-large", "hosted": "bar-hosted"}
 COMPACT_TOOLTIP_END = "; open the review for attempts and verifier results"
@@ -84,7 +87,7 @@ def label(*, entry: dict[str, Any], mode: str, registry: Registry | None = None)
         return entry.get("display_name") or ROLE_TITLES.get(entry.get("size"), "Follow-up")
     role = protocol.role(entry.get("size") or "")
     if (
-        entry.get("measurement_status") == "current"
+        entry.get("measurement_status") == CURRENT
         and not entry.get("followup_id")
         and role is not None
         and role.model == model_id
@@ -134,7 +137,7 @@ def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
                 has_score=_verified(entry) > 0,
                 css_class=bar_class(entry=entry),
                 tooltip=tooltip(entry=entry, mode=mode),
-                measurement_status=entry.get("measurement_status") or "historical",
+                measurement_status=entry.get("measurement_status") or HISTORICAL,
             )
         )
     return bars
@@ -143,7 +146,7 @@ def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
 def status_chip(*, summary: dict[str, Any]) -> StatusChip | None:
     """§10.7: shown only when the summary is not current."""
     status = summary.get("status")
-    if status == "current":
+    if status == CURRENT:
         return None
-    label_text = "Protocol mismatch" if status == "invalid" else "Historical"
+    label_text = STATUS_LABELS[INVALID] if status == INVALID else STATUS_LABELS[HISTORICAL]
     return StatusChip(label=label_text, tooltip=summary.get("status_note") or "")

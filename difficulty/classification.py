@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from atlas.vocabularies import MeasurementStatus
 from difficulty.eligibility import Standing, historical_note
 from difficulty.registry import ROLE_SIZES, Protocol, Registry, VerifierRequirement, get_registry
 from difficulty.reports import (
@@ -15,7 +16,9 @@ from difficulty.reports import (
     report_counts_consistent,
 )
 
-CURRENT, HISTORICAL, INVALID = "current", "historical", "invalid"
+CURRENT = MeasurementStatus.CURRENT.value
+HISTORICAL = MeasurementStatus.HISTORICAL.value
+INVALID = MeasurementStatus.INVALID.value
 ARCHIVED_NOTE = (
     "An archived report; original model identities, settings and evidence are preserved."
 )

@@ -9,7 +9,7 @@ from urllib.parse import quote
 from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
 from difficulty.bars import FULL, bars_for, status_chip
-from difficulty.classification import CURRENT
+from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.registry import get_registry, model_name
 from difficulty.reports import (
     HISTORY_PREFIX,
@@ -28,11 +28,11 @@ from reviews.selectors import ReviewBundle
 
 CONTEXT_PATH = "difficulty/context.json"
 TITLES = {
-    "current": "Difficulty · model solve rates and saved attempts",
-    "historical": "Historical difficulty · model solve rates and saved attempts",
-    "invalid": "Invalid protocol difficulty · model solve rates and saved attempts",
+    CURRENT: "Difficulty · model solve rates and saved attempts",
+    HISTORICAL: "Historical difficulty · model solve rates and saved attempts",
+    INVALID: "Invalid protocol difficulty · model solve rates and saved attempts",
 }
-RUN_PREFIXES = {"historical": "Historical · ", "invalid": "Protocol mismatch · "}
+RUN_PREFIXES = {HISTORICAL: "Historical · ", INVALID: "Protocol mismatch · "}
 EXPLANATION = (
     "Longer bars mean more tasks solved. Open a model to inspect its exact settings, attempts, and "
     "native verifier outputs. Unverified attempts are excluded from the solve rate."

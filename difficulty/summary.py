@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from atlas.vocabularies import MeasurementStatus
 from difficulty import followups
-from difficulty.classification import Classification
+from difficulty.classification import HISTORICAL, Classification
 from difficulty.reports import models_of, protocol_of
 
 MODEL_FIELDS = (
     "size", "model", "model_revision", "provider", "solved", "verified", "unverified",
     "attempted", "solve_rate", "wilson_95", "generation_parameters",
 )  # fmt: skip
-STATUS_WORDS = {"current": "Current", "historical": "Historical", "invalid": "Invalid"}
+STATUS_WORDS = dict(MeasurementStatus.choices)
 ORDERING_AUDIT_SUFFIX = "/ordering-audit.json"
 
 
@@ -39,7 +40,7 @@ def build_summary(*, report: dict[str, Any], classification: Classification) -> 
             entry = {key: followup.get(key) for key in MODEL_FIELDS}
             entry.update(
                 size="hosted" if followups.is_hosted(followup) else "followup",
-                measurement_status="historical",
+                measurement_status=HISTORICAL,
                 followup_id=followup.get("id"),
                 display_name=followups.display_name(followup),
             )

@@ -19,7 +19,8 @@ from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.defect_invariant import defect_writer
-from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
+from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.vocabularies import ReviewKind
 
 GITHUB_ISSUE_RE = re.compile(
     r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*$"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from reviews.models import ReviewKind
+from reviews.vocabularies import ReviewKind
 
 POOL_ROLES = frozenset({"verifier_defect", "verifier_revision_attestation"})
 

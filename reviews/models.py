@@ -8,12 +8,7 @@ from django.db import models
 from django.db.models import F, Q
 
 from atlas.models import Source
-
-
-class ReviewKind(models.TextChoices):
-    RATING = "rating", "Rating"
-    SUPPLEMENTAL = "supplemental", "Supplemental"
-    IMPORTED = "imported", "Imported"
+from reviews.vocabularies import IssueStatus, PublicationStatus, PublicationType, ReviewKind
 
 
 class Review(models.Model):
@@ -100,15 +95,8 @@ class GradingBinding(models.Model):
 class ReviewPublication(models.Model):
     """An uploaded run-directory archive waiting for, or done with, its import by a worker."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued"
-        RUNNING = "running"
-        PUBLISHED = "published"
-        FAILED = "failed"
-
-    class Type(models.TextChoices):
-        REVIEW = "review"
-        DIFFICULTY = "difficulty"
+    Status = PublicationStatus
+    Type = PublicationType
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     atlas_id = models.TextField()
@@ -133,7 +121,7 @@ class ReviewPublication(models.Model):
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(
-                condition=Q(status__in=["queued", "running", "published", "failed"]),
+                condition=Q(status__in=PublicationStatus.values),
                 name="review_publications_status_valid",
             ),
             models.CheckConstraint(
@@ -149,9 +137,7 @@ class ReviewPublication(models.Model):
 class VerifierIssue(models.Model):
     """A confirmed verifier, task-import or judge-output defect of a source (defects.md §2)."""
 
-    class Status(models.TextChoices):
-        OPEN = "open"
-        RESOLVED = "resolved"
+    Status = IssueStatus
 
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="verifier_issues")
     issue_url = models.TextField()
@@ -178,7 +164,7 @@ class VerifierIssue(models.Model):
                 fields=["source", "issue_url"], name="catalog_verifier_issues_unique_url"
             ),
             models.CheckConstraint(
-                condition=Q(status__in=["open", "resolved"]),
+                condition=Q(status__in=IssueStatus.values),
                 name="catalog_verifier_issues_status_valid",
             ),
             models.CheckConstraint(

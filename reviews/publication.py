@@ -25,10 +25,10 @@ from reviews.models import (
     GradingBinding,
     Review,
     ReviewArtifact,
-    ReviewKind,
 )
 from reviews.rating import derive_rating
 from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
+from reviews.vocabularies import ReviewKind
 
 logger = logging.getLogger(__name__)
 

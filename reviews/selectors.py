@@ -19,7 +19,8 @@ from django.db.models.functions import Coalesce
 from atlas import timestamps
 from atlas.models import Source
 from reviews import labels, page_sections
-from reviews.models import Review, ReviewArtifact, ReviewKind, VerifierIssue
+from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.vocabularies import ReviewKind
 
 COLLECTION_PATH = "quality-reviews.json"
 POOL_ROLES = frozenset({"verifier_defect", "verifier_revision_attestation"})

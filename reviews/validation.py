@@ -34,8 +34,9 @@ from reviews.evidence_set import (
     normalized_relative,
 )
 from reviews.kinds import detect_kind, pool_role
-from reviews.models import Review, ReviewArtifact, ReviewKind
+from reviews.models import Review, ReviewArtifact
 from reviews.rating import source_synthesis
+from reviews.vocabularies import ReviewKind
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024

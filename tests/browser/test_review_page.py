@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews import views
+from reviews import page_sections
 from tests.browser import review_fixtures
 from tests.browser.review_fixtures import SCREENSHOTS
 
@@ -148,7 +148,15 @@ def closed_difficulty_probe(monkeypatch, settings, tmp_path):
     )
     templates = settings.TEMPLATES[0]
     settings.TEMPLATES = [{**templates, "DIRS": [tmp_path, *templates["DIRS"]]}]
-    monkeypatch.setattr(views, "DIFFICULTY_SECTIONS_TEMPLATE", "probe/sections.html")
+    monkeypatch.setattr(page_sections, "_sections", [])
+    page_sections.register_page_section(
+        page_sections.PageSection(
+            name="probe",
+            template="probe/sections.html",
+            wanted=lambda paths: [],
+            build=lambda *, bundle, contents: {},
+        )
+    )
 
 
 def test_difficulty_fragment_opens_and_scrolls(

@@ -213,7 +213,7 @@ def test_invalid_report_section_title_chip_and_run_prefix(good_source):
 def test_bar_tooltip_and_counts_line_print_the_same_interval(good_source, report):
     """0.0125 is 1.25 %: half-up gives 1.3. The tooltip and the counts line once disagreed
     (1.3–50.0 % against 1.2–50.0 %) because each formatted the interval its own way."""
-    source, review = good_source
+    _, review = good_source
     for model in report["models"]:
         model["wilson_95"] = [0.0125, 0.5]
     add_artifact(review=review, path="difficulty.json", document=report)

@@ -1,0 +1,59 @@
+"""The catalog's vocabularies: one ``TextChoices`` per enum, for stored values *and* their labels.
+
+Models, database constraints, filters, API choices, artifact validation, definitions, summaries
+and templates all read these, so a value and its label are written once. The reviews app keeps
+its own (``reviews.vocabularies``); difficulty's measurement status lives here because the catalog
+filters and sorts on it.
+"""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class Quality(models.TextChoices):
+    GOOD = "good", "Good"
+    SOME_ISSUES = "some_issues", "Some issues"
+    BAD = "bad", "Bad"
+
+
+class Applicability(models.TextChoices):
+    CURRENT = "current", "Current"
+    STALE = "stale", "Stale"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class MeasurementStatus(models.TextChoices):
+    CURRENT = "current", "Current"
+    HISTORICAL = "historical", "Historical"
+    INVALID = "invalid", "Invalid"
+
+
+class SourceType(models.TextChoices):
+    RLVR = "RLVR", "RLVR"
+    ALIGNMENT = "Alignment", "Alignment"
+    AGENTIC = "Agentic", "Agentic"
+
+
+class Turns(models.TextChoices):
+    SINGLE = "Single-turn", "Single-turn"
+    MULTI = "Multi-turn", "Multi-turn"
+
+
+class SourceKind(models.TextChoices):
+    DATASET = "Dataset", "Dataset"
+    GENERATOR = "Generator", "Generator"
+
+
+class SourceStatus(models.TextChoices):
+    AVAILABLE = "Available", "Available"
+    EXCLUDED = "Excluded", "Excluded"
+
+
+class GradingTracking(models.TextChoices):
+    LEGACY = "legacy", "Legacy (revision comparison)"
+    SOURCE_SPECIFIC = "source-specific", "Source-specific grading binding"
+
+
+# An unclassified source stores "" for its type and interaction.
+UNCLASSIFIED = ""
