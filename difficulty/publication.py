@@ -34,10 +34,18 @@ from difficulty.reports import (
 )
 from difficulty.summary import build_summary
 from reviews.defects import has_open_defect
-from reviews.evidence_set import ArtifactFile, artifact_file, as_text
+from reviews.evidence_intake import (
+    ArtifactFile,
+    RunDirectory,
+    check_against_stored,
+    max_artifact_bytes,
+    not_text,
+    read_limited,
+    store_new_artifacts,
+    text_artifact,
+)
 from reviews.models import Review, ReviewArtifact
 from reviews.publication_jobs import Importer
-from reviews.validation import max_artifact_bytes
 
 RESULT_FILE = "atlas-difficulty-publication.json"
 
@@ -139,24 +147,16 @@ def _required_paths(report: dict[str, Any]) -> set[str]:
     return required
 
 
-def _inside(*, root: Path, relative: str) -> Path | None:
-    candidate = Path(relative)
-    if candidate.is_absolute():
-        return None
-    target = (root / candidate).resolve()
-    return target if target.is_relative_to(root) else None
-
-
 def _checked_evidence(
     *, run_dir: Path, report: dict[str, Any], report_text: str
 ) -> list[ArtifactFile]:
-    root = run_dir.resolve()
+    run = RunDirectory(run_dir)
     required = _required_paths(report)
     references = referenced_paths(report=report)
     references += sorted(required - set(references))
     cited: list[Path] = []
     for relative in references:
-        target = _inside(root=root, relative=relative)
+        target = run.contains(relative)
         if target is None:
             raise DifficultyPublicationError(
                 f"Difficulty evidence path escapes the run directory: {relative}"
@@ -165,73 +165,68 @@ def _checked_evidence(
             if relative in required:
                 raise DifficultyPublicationError(f"Difficulty evidence missing: {relative}")
             continue
-        cited.extend(_files_under(target))
-    attestation = root / ATTESTATION_PATH
-    if attestation.is_file():
+        cited.extend(_contained(run, target))
+    attestation = run.resolve(ATTESTATION_PATH)
+    if attestation is not None:
         try:
             text = attestation.read_text(encoding="utf-8")
-            verify_attestation(text=text, run_dir=root)
+            verify_attestation(text=text, run_dir=run.root)
         except (AttestationError, UnicodeDecodeError) as error:
             raise DifficultyPublicationError(str(error)) from error
         cited.append(attestation)
         # The validation of changed execution code is evidence too: archive what it names.
         for relative in validation_paths(document=json.loads(text)):
-            target = _inside(root=root, relative=relative)
+            target = run.contains(relative)
             if target is not None and target.is_file():
-                cited.append(target)
-    globbed = _files_under(root / "difficulty") if (root / "difficulty").is_dir() else []
-    return _evidence_files(root=root, report_text=report_text, cited=cited, globbed=globbed)
+                cited.extend(_contained(run, target))
+    folder = run.contains("difficulty")
+    globbed = _contained(run, folder) if folder is not None and folder.is_dir() else []
+    return _evidence_files(run=run, report_text=report_text, cited=cited, globbed=globbed)
 
 
-def _files_under(target: Path) -> list[Path]:
-    if target.is_file():
-        return [target]
-    return sorted(path for path in target.rglob("*") if path.is_file())
+def _contained(run: RunDirectory, target: Path) -> list[Path]:
+    files, refused = run.files_under(target)
+    if refused:
+        raise DifficultyPublicationError(
+            f"Difficulty evidence path escapes the run directory: {refused[0]}"
+        )
+    return files
 
 
 def _evidence_files(
-    *, root: Path, report_text: str, cited: list[Path], globbed: list[Path]
+    *, run: RunDirectory, report_text: str, cited: list[Path], globbed: list[Path]
 ) -> list[ArtifactFile]:
     limit = max_artifact_bytes()
-    files = [_evidence(REPORT_PATH, report_text.encode("utf-8"), limit=limit)]
+    error = DifficultyPublicationError
+    report = text_artifact(
+        relative=REPORT_PATH, data=report_text.encode("utf-8"), limit=limit, error=error
+    )
+    files = [report]
     seen = {REPORT_PATH}
     cited_set = {path.resolve() for path in cited}
     for path in [*cited, *globbed]:
-        resolved = path.resolve()
-        if not resolved.is_relative_to(root):
-            raise DifficultyPublicationError(
-                f"Difficulty evidence path escapes the run directory: {path.relative_to(root)}"
-            )
-        relative = path.relative_to(root).as_posix()
+        relative = run.relative(path)
         if relative in seen:
             continue
-        data = path.read_bytes()
-        if as_text(data) is None:
-            if resolved in cited_set:
-                raise DifficultyPublicationError(f"Review evidence must be UTF-8 text: {relative}")
+        data = read_limited(path, relative=relative, limit=limit, error=error)
+        file = text_artifact(relative=relative, data=data, limit=limit, error=error)
+        if file is None:
+            if path.resolve() in cited_set:
+                raise DifficultyPublicationError(not_text(path=relative))
             continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
-        files.append(_evidence(relative, data, limit=limit))
+        files.append(file)
         seen.add(relative)
     return files
 
 
-def _evidence(relative: str, data: bytes, *, limit: int) -> ArtifactFile:
-    if len(data) > limit:
-        raise DifficultyPublicationError(f"Review evidence exceeds {limit} bytes: {relative}")
-    return artifact_file(path=relative, data=data, content=data.decode("utf-8"))
-
-
 def _check_existing(*, review: Review, evidence: list[ArtifactFile]) -> None:
-    existing = dict(
-        ReviewArtifact.objects.filter(review=review, path__in=[item.path for item in evidence])
-        .exclude(path=REPORT_PATH)
-        .values_list("path", "sha256")
+    # difficulty.json is the one replaceable path: the previous report is archived first.
+    check_against_stored(
+        review_id=review.id,
+        files=evidence,
+        replaceable=frozenset({REPORT_PATH}),
+        error=DifficultyPublicationError,
     )
-    for item in evidence:
-        if item.path in existing and existing[item.path] != item.sha256:
-            raise DifficultyPublicationError(
-                f"Artifact {item.path} already exists with different content"
-            )
 
 
 def archive_path(*, estimated_at: Any, sha256: str, fallback: dt.datetime) -> str:
@@ -269,18 +264,9 @@ def _store(*, review: Review, evidence: list[ArtifactFile]) -> None:
         path=REPORT_PATH,
         defaults={"content": report.content, "sha256": report.sha256, "size": report.size},
     )
-    ReviewArtifact.objects.bulk_create(
-        [
-            ReviewArtifact(
-                review=review, path=item.path, content=item.content, sha256=item.sha256,
-                size=item.size,
-            )
-            for item in evidence
-            if item.path != REPORT_PATH
-        ],
-        ignore_conflicts=True,
-        batch_size=500,
-    )  # fmt: skip
+    store_new_artifacts(
+        review=review, files=[item for item in evidence if item.path != REPORT_PATH]
+    )
 
 
 def _import_upload(*, run_dir: Path, publication: Any) -> dict[str, Any]:

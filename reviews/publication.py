@@ -20,6 +20,7 @@ from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.defects import has_open_defect
+from reviews.evidence_intake import store_new_artifacts
 from reviews.evidence_set import GRADING_CLAIM_PATH
 from reviews.models import (
     GradingBinding,
@@ -32,7 +33,6 @@ from reviews.vocabularies import ReviewKind
 
 logger = logging.getLogger(__name__)
 
-ARTIFACT_BATCH_SIZE = 500
 CONFLICT_MESSAGE = (
     "Atlas source changed during publication; evidence archived without changing its current rating"
 )
@@ -112,21 +112,7 @@ def _store_review(run: ValidatedRun, user: Any) -> Review:
 
 
 def _store_artifacts(review: Review, run: ValidatedRun) -> None:
-    existing = set(ReviewArtifact.objects.filter(review=review).values_list("path", flat=True))
-    ReviewArtifact.objects.bulk_create(
-        [
-            ReviewArtifact(
-                review_id=review.id,
-                path=file.path,
-                content=file.content,
-                sha256=file.sha256,
-                size=file.size,
-            )
-            for file in run.files
-            if file.path not in existing
-        ],
-        batch_size=ARTIFACT_BATCH_SIZE,
-    )
+    store_new_artifacts(review=review, files=run.files)
 
 
 def _apply_curated_update(source: Source, run: ValidatedRun) -> bool:

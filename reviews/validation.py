@@ -16,30 +16,30 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from atlas import timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
-from reviews.evidence_set import (
-    COLLECTION_FILE,
-    GRADING_CLAIM_PATH,
+from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
     artifact_file,
-    as_text,
-    globbed_files,
+    check_against_stored,
+    max_artifact_bytes,
     normalized_relative,
+    not_text,
+    read_limited,
+    text_artifact,
 )
+from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
 from reviews.kinds import detect_kind, pool_role
-from reviews.models import Review, ReviewArtifact
+from reviews.models import Review
 from reviews.rating import source_synthesis
 from reviews.vocabularies import ReviewKind
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
-DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
@@ -71,10 +71,6 @@ def shipped_validator():
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-
-
-def max_artifact_bytes() -> int:
-    return int(getattr(settings, "ATLAS_MAX_ARTIFACT_BYTES", DEFAULT_MAX_ARTIFACT_BYTES))
 
 
 def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
@@ -357,9 +353,9 @@ def _archived_files(
     """The collection, cited evidence and present optional files; the publisher's own files
     (``generated``) replace any copy left in the run directory by an earlier publication."""
     limit = max_artifact_bytes()
-    if len(raw) > limit:
-        raise PublicationRejected(f"Review evidence exceeds {limit} bytes: {COLLECTION_FILE}")
-    files = [artifact_file(path=COLLECTION_FILE, data=raw, content=raw.decode("utf-8"))]
+    files = [
+        text_artifact(relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected)
+    ]
     skipped = {COLLECTION_FILE, *(file.path for file in generated)}
     globbed = globbed_files(files_in_run)
     for path in sorted(set(cited) | set(globbed)):
@@ -367,22 +363,17 @@ def _archived_files(
             continue
         data = cited.get(path)
         if data is None:
-            data = globbed[path].read_bytes()
-        text = as_text(data)
-        if text is None:
+            data = read_limited(
+                globbed[path], relative=path, limit=limit, error=PublicationRejected
+            )
+        file = text_artifact(relative=path, data=data, limit=limit, error=PublicationRejected)
+        if file is None:
             if path in cited:
-                raise PublicationRejected(f"Review evidence must be UTF-8 text: {path}")
-            continue
-        if len(data) > limit:
-            raise PublicationRejected(f"Review evidence exceeds {limit} bytes: {path}")
-        files.append(artifact_file(path=path, data=data, content=text))
+                raise PublicationRejected(not_text(path=path))
+            continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
+        files.append(file)
     return tuple(sorted([*files, *generated], key=lambda file: file.path))
 
 
 def _check_existing_artifacts(review_id: str, files: tuple[ArtifactFile, ...]) -> None:
-    stored = dict(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", "sha256"))
-    if not stored:
-        return
-    for file in files:
-        if stored.get(file.path, file.sha256) != file.sha256:
-            raise PublicationRejected(f"Artifact {file.path} already exists with different content")
+    check_against_stored(review_id=review_id, files=files, error=PublicationRejected)

@@ -339,3 +339,18 @@ def test_text_with_nul_bytes_is_not_text(good_source, run_dir):
 def test_source_revision_is_optional(good_source, run_dir):
     edit_report(run_dir, lambda r: r.pop("source_revision"))
     assert publish(run_dir)["status"] == "current"
+
+
+def test_difficulty_evidence_with_a_hard_link_out_is_refused(good_source, run_dir, tmp_path):
+    attempt = next(path for path in sorted(run_dir.rglob("*.json")) if "attempts" in path.parts)
+    relative = attempt.relative_to(run_dir).as_posix()
+    outside = tmp_path / "outside.json"
+    outside.write_bytes(attempt.read_bytes())
+    attempt.unlink()
+    os.link(outside, attempt)
+    with pytest.raises(
+        DifficultyPublicationError,
+        match=f"^Difficulty evidence path escapes the run directory: {relative}$",
+    ):
+        publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
+    assert not ReviewArtifact.objects.filter(path=relative).exists()
