@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
-from celery.result import EagerResult
-from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -14,22 +11,21 @@ from drf_spectacular.utils import (
     extend_schema,
     inline_serializer,
 )
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas import tasks
 from atlas.display_state import CURATED_FIELDS, overlay
 from atlas.filters import SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.pagination import CatalogPagination
+from atlas.permissions import IsCurator
 from atlas.selectors import refresh_state, source_detail
-from atlas.services.sync import SyncRejected, sync_catalog
+from atlas.services.refresh import queue_page_open_refresh, run_refresh
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
@@ -40,14 +36,6 @@ from atlas.vocabularies import (
     SourceType,
     Turns,
 )
-
-REFRESH_PERMISSION = "atlas.refresh_catalog"
-
-
-def is_curator(user) -> bool:
-    return bool(
-        user and user.is_authenticated and user.is_staff and user.has_perm(REFRESH_PERMISSION)
-    )
 
 
 # -- sources ---------------------------------------------------------------------------------------
@@ -226,41 +214,6 @@ class RefreshListView(APIView):
                 "last_run": None if last_run is None else RefreshRunSerializer(last_run).data,
             }
         )
-
-
-class IsCurator(BasePermission):
-    message = "Only curators may refresh the catalog."
-
-    def has_permission(self, request: Request, view: APIView) -> bool:
-        return is_curator(request.user)
-
-
-@dataclass(frozen=True)
-class RefreshOutcome:
-    http_status: int
-    body: dict[str, Any]
-
-
-def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
-    """Run one sync within the request: the result, the busy object, or a 422 with the reason."""
-    try:
-        result = sync_catalog(
-            catalog_path=settings.ATLAS_CATALOG_PATH, force=force, trigger=trigger, user_id=user_id
-        )
-    except SyncRejected as exc:
-        return RefreshOutcome(status.HTTP_422_UNPROCESSABLE_ENTITY, {"detail": str(exc)})
-    return RefreshOutcome(status.HTTP_200_OK, result)
-
-
-def queue_page_open_refresh(*, user_id: int | None) -> RefreshOutcome:
-    """The curator's page-open sync as a Celery task; in-process (eager) runs answer at once."""
-    pending = tasks.sync_catalog.delay(force=False, trigger="page_open", user_id=user_id)
-    if not isinstance(pending, EagerResult):
-        return RefreshOutcome(status.HTTP_202_ACCEPTED, {"queued": True})
-    result = pending.get()
-    if result.get("error"):
-        return RefreshOutcome(status.HTTP_422_UNPROCESSABLE_ENTITY, {"detail": result["error"]})
-    return RefreshOutcome(status.HTTP_200_OK, result)
 
 
 def _flag(request: Request, name: str, *, true: tuple[str, ...], false: tuple[str, ...]) -> bool:

@@ -15,7 +15,6 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods
 
 from atlas import labels
-from atlas.api import is_curator, run_refresh
 from atlas.contributions import catalog_cells
 from atlas.csv_export import csv_response
 from atlas.field_guide import definitions, intro_text
@@ -32,12 +31,14 @@ from atlas.filters import (
 )
 from atlas.models import Source
 from atlas.pagination import lenient_paging, page_window
+from atlas.permissions import is_curator
 from atlas.selectors import (
     current_vocabulary,
     refresh_state,
     sync_status,
     view_totals,
 )
+from atlas.services.refresh import run_refresh
 
 REGION_HEADER = "X-Atlas-Region"
 COLUMNS = (

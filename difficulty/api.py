@@ -4,16 +4,13 @@ from __future__ import annotations
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from difficulty.reports import NOT_A_REPORT, REPORT_PATH, NotAReportError
-from difficulty.selectors import ReportNotFoundError, report_summary
-
-NOT_FOUND = "Difficulty report not found"
+from difficulty.reports import REPORT_PATH
+from difficulty.selectors import report_summary
 
 
 class DifficultyReportView(APIView):
@@ -32,10 +29,4 @@ class DifficultyReportView(APIView):
     )
     def get(self, request: Request, review_id: str) -> Response:
         path = request.query_params.get("path") or REPORT_PATH
-        try:
-            summary = report_summary(review_id=review_id, path=path)
-        except ReportNotFoundError:
-            return Response({"detail": NOT_FOUND}, status=status.HTTP_404_NOT_FOUND)
-        except NotAReportError:
-            return Response({"detail": NOT_A_REPORT}, status=status.HTTP_400_BAD_REQUEST)
-        return Response(summary)
+        return Response(report_summary(review_id=review_id, path=path))

@@ -7,6 +7,7 @@ class DifficultyConfig(AppConfig):
     verbose_name = "Difficulty measurements"
 
     def ready(self) -> None:
+        from atlas.api_errors import register_domain_error
         from atlas.contributions import (
             CatalogCell,
             register_catalog_cell,
@@ -17,7 +18,9 @@ class DifficultyConfig(AppConfig):
         from difficulty.display_contributions import difficulty_summaries
         from difficulty.publication import IMPORTER
         from difficulty.registry import field_guide_intro
+        from difficulty.reports import NotAReportError
         from difficulty.review_sections import SECTION
+        from difficulty.selectors import ReportNotFoundError
         from reviews.page_sections import register_page_section
         from reviews.publication_jobs import register_importer
 
@@ -31,3 +34,5 @@ class DifficultyConfig(AppConfig):
         )
         register_page_section(SECTION)
         register_importer(type="difficulty", importer=IMPORTER)
+        register_domain_error(error=ReportNotFoundError, http_status=404)
+        register_domain_error(error=NotAReportError, http_status=400)

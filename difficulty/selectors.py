@@ -15,7 +15,8 @@ from reviews.models import ReviewArtifact
 
 
 class ReportNotFoundError(LookupError):
-    pass
+    def __init__(self, message: str = "Difficulty report not found") -> None:
+        super().__init__(message)
 
 
 def standing_of(*, source: Source, review_id: str) -> Standing:
@@ -49,7 +50,7 @@ def report_summary(*, review_id: str, path: str = REPORT_PATH) -> dict[str, Any]
         .first()
     )
     if artifact is None:
-        raise ReportNotFoundError(path)
+        raise ReportNotFoundError()
     standing = standing_of(source=artifact.review.source, review_id=review_id)
     return summarise(text=artifact.content, path=path, standing=standing)[1]
 

@@ -15,13 +15,14 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from atlas.permissions import PUBLISH_REVIEWS
 from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import bind_grading_review
 from reviews.publication_jobs import enqueue_publication
 from reviews.validation import PublicationRejected
 
-PUBLISH_PERMISSION = "reviews.publish_review"
+PUBLISH_PERMISSION = PUBLISH_REVIEWS
 FORM_PAGE = engines["django"].from_string(
     """{% extends "admin/base_site.html" %}
 {% block content %}<div id="content-main">

@@ -1,58 +1,47 @@
-"""Publication endpoints (reviews.md §4.2): upload a run-directory archive, read the job's state."""
+"""The reviews API (reviews.md §4.2, §17; defects.md §8.4): publication jobs, public review reads
+and verifier issues. Domain errors answer through the project's exception handler."""
 
 from __future__ import annotations
 
+import django_filters
+from django.http import HttpResponse, HttpResponseNotModified
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from rest_framework import serializers, status
+from django_filters.rest_framework import DjangoFilterBackend
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authentication import TokenAuthentication
+from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
+from rest_framework.negotiation import BaseContentNegotiation
+from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import SAFE_METHODS, BasePermission
+from rest_framework.permissions import AllowAny
+from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.views import APIView
 
-from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
-from reviews.models import ReviewPublication
+from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
+from reviews import selectors
+from reviews.archives import max_publication_bytes
+from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
+from reviews.models import ReviewPublication, VerifierIssue
 from reviews.publication_jobs import enqueue_publication
+from reviews.serializers import (
+    ConfirmRequestSerializer,
+    PublicationStateSerializer,
+    PublicationUploadSerializer,
+    ResolveRequestSerializer,
+    ReviewDetailSerializer,
+    VerifierIssueSerializer,
+    issue_as_json,
+)
 
-
-class CanPublishReviews(BasePermission):
-    message = "Publishing needs the reviews.publish_review permission."
-
-    def has_permission(self, request: Request, view) -> bool:
-        if request.method in SAFE_METHODS:
-            return True
-        user = request.user
-        return bool(user and user.is_authenticated and user.has_perm("reviews.publish_review"))
-
-
-class PublicationUploadSerializer(serializers.Serializer):
-    atlas_id = serializers.CharField()
-    archive = serializers.FileField()
-    expected_review_id = serializers.CharField(required=False, allow_blank=True, allow_null=True)
-    type = serializers.ChoiceField(
-        choices=ReviewPublication.Type.choices, default=ReviewPublication.Type.REVIEW
-    )
-
-    def validate_archive(self, archive):
-        try:
-            archive_format(archive.name)
-        except ArchiveRejected as exc:
-            raise serializers.ValidationError(str(exc)) from exc
-        return archive
-
-
-class PublicationStateSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = ReviewPublication
-        fields = ["id", "atlas_id", "status", "error", "result"]
-
-
-class PublicationAcceptedSerializer(serializers.Serializer):
-    id = serializers.UUIDField()
-    status = serializers.CharField()
-    url = serializers.URLField()
+CanPublishReviews = permission_for_writes(
+    PUBLISH_REVIEWS, "Publishing needs the reviews.publish_review permission."
+)
 
 
 def _too_large() -> Response:
@@ -105,3 +94,129 @@ class PublicationDetailView(GenericAPIView):
     def get(self, request: Request, publication_id) -> Response:
         publication = get_object_or_404(self.get_queryset(), id=publication_id)
         return Response(self.get_serializer(publication).data)
+
+
+MUTABLE_ARTIFACT = "difficulty.json"
+
+
+IMMUTABLE_CACHE = "public, max-age=31536000, immutable"
+
+
+REVALIDATE_CACHE = "public, no-cache"
+
+
+DETAIL_SCHEMA = inline_serializer("NotFound", fields={"detail": serializers.CharField()})
+
+
+class FirstRendererNegotiation(BaseContentNegotiation):
+    """Artifacts are plain text whatever the client accepts; errors are JSON."""
+
+    def select_parser(self, request, parsers):
+        return parsers[0] if parsers else None
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
+
+
+class ReviewDetailView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+
+    @extend_schema(
+        summary="A published review collection with its pool, issues and artifact index",
+        responses={200: ReviewDetailSerializer, 404: DETAIL_SCHEMA},
+    )
+    def get(self, request: Request, review_id: str) -> Response:
+        bundle = selectors.review_bundle(review_id=review_id)
+        if bundle is None:
+            return Response({"detail": "Review not found"}, status=404)
+        return Response(ReviewDetailSerializer(bundle).data)
+
+
+class ReviewArtifactView(APIView):
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    renderer_classes = [JSONRenderer]
+    content_negotiation_class = FirstRendererNegotiation
+
+    @extend_schema(
+        summary="The stored text of one artifact",
+        responses={
+            (200, "text/plain"): OpenApiTypes.STR,
+            304: OpenApiResponse(description="Not modified (If-None-Match matched the ETag)"),
+            404: DETAIL_SCHEMA,
+        },
+    )
+    def get(self, request: Request, review_id: str, path: str) -> HttpResponse | Response:
+        # Revalidation reads only the hash, so a 304 never loads the (possibly large) content.
+        if request.headers.get("If-None-Match"):
+            sha256 = selectors.artifact_sha256(review_id=review_id, path=path)
+            if sha256 is not None and _etag_matches(request.headers["If-None-Match"], sha256):
+                return _with_cache_headers(HttpResponseNotModified(), path=path, sha256=sha256)
+        found = selectors.artifact(review_id=review_id, path=path)
+        if found is None:
+            return Response({"detail": "Artifact not found"}, status=404)
+        response = HttpResponse(found.content, content_type="text/plain; charset=utf-8")
+        return _with_cache_headers(response, path=path, sha256=found.sha256)
+
+
+def _etag_matches(header: str, sha256: str) -> bool:
+    tags = {tag.strip().removeprefix("W/") for tag in header.split(",")}
+    return "*" in tags or f'"{sha256}"' in tags
+
+
+def _with_cache_headers(response: HttpResponse, *, path: str, sha256: str) -> HttpResponse:
+    response["ETag"] = f'"{sha256}"'
+    response["Cache-Control"] = REVALIDATE_CACHE if path == MUTABLE_ARTIFACT else IMMUTABLE_CACHE
+    return response
+
+
+CanManageVerifierIssues = permission_for_writes(
+    MANAGE_VERIFIER_ISSUES, "Confirming and resolving defects needs reviews.manage_verifier_issues."
+)
+
+
+class VerifierIssueFilter(django_filters.FilterSet):
+    source = django_filters.CharFilter(field_name="source_id")
+    status = django_filters.ChoiceFilter(choices=VerifierIssue.Status.choices)
+
+    class Meta:
+        model = VerifierIssue
+        fields = ["source", "status"]
+
+
+class IssuePagination(PageNumberPagination):
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class VerifierIssueViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    queryset = VerifierIssue.objects.order_by("created_at", "id")
+    serializer_class = VerifierIssueSerializer
+    filterset_class = VerifierIssueFilter
+    filter_backends = [DjangoFilterBackend]
+    pagination_class = IssuePagination
+    permission_classes = [CanManageVerifierIssues]
+
+    @extend_schema(request=ConfirmRequestSerializer, responses={201: VerifierIssueSerializer})
+    def create(self, request):
+        body = ConfirmRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issue = confirm_verifier_issue(**body.validated_data, user=request.user)
+        return Response(issue_as_json(issue), status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=ResolveRequestSerializer, responses={200: VerifierIssueSerializer})
+    @action(detail=True, methods=["post"])
+    def resolve(self, request, pk=None):
+        body = ResolveRequestSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        issue_id = self.get_object().pk  # 404 for unknown or malformed ids
+        issue = resolve_verifier_issue(
+            issue_id=issue_id,
+            resolution_review_id=body.validated_data["resolution_review_id"],
+            user=request.user,
+        )
+        return Response(issue_as_json(issue))

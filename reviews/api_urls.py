@@ -1,9 +1,30 @@
-"""Review API (/api/reviews/..., /api/verifier-issues/...)."""
+"""Reviews API routes: /api/reviews/... and /api/verifier-issues/...
 
-from django.urls import include, path
+The publication routes come first, so /api/reviews/publications/ never reaches the review detail.
+"""
 
-urlpatterns: list = [
-    path("", include("reviews.publication_api_urls")),
-    path("", include("reviews.read_api_urls")),
-    path("", include("reviews.defects_api_urls")),
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from reviews import api
+
+router = SimpleRouter()
+router.register("verifier-issues", api.VerifierIssueViewSet, basename="verifier-issue")
+
+urlpatterns = [
+    path(
+        "reviews/publications/", api.PublicationCreateView.as_view(), name="api-review-publications"
+    ),
+    path(
+        "reviews/publications/<uuid:publication_id>/",
+        api.PublicationDetailView.as_view(),
+        name="api-review-publication",
+    ),
+    path("reviews/<str:review_id>/", api.ReviewDetailView.as_view(), name="api-review"),
+    path(
+        "reviews/<str:review_id>/artifacts/<path:path>",
+        api.ReviewArtifactView.as_view(),
+        name="api-review-artifact",
+    ),
+    *router.urls,
 ]

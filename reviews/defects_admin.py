@@ -9,6 +9,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from atlas.permissions import MANAGE_VERIFIER_ISSUES
 from reviews.defects import (
     DefectRuleError,
     confirm_verifier_issue,
@@ -88,7 +89,7 @@ class VerifierIssueAdmin(admin.ModelAdmin):
         )
 
     def _can_manage(self, request) -> bool:
-        return request.user.has_perm("reviews.manage_verifier_issues")
+        return request.user.has_perm(MANAGE_VERIFIER_ISSUES)
 
     def has_add_permission(self, request):
         return self._can_manage(request)

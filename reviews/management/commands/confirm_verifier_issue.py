@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.defects import DefectRuleError, confirm_verifier_issue
-from reviews.serializers_defects import issue_as_json
+from reviews.serializers import issue_as_json
 
 
 class Command(BaseCommand):

@@ -1,0 +1,45 @@
+"""Who may do what: the one home of the curator checks (pages, API and admin ask here).
+
+A curator is a signed-in staff user with the permission of the action: refreshing the catalog
+(``atlas.refresh_catalog``), publishing reviews and difficulty reports (``reviews.publish_review``)
+or confirming and resolving verifier defects (``reviews.manage_verifier_issues``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework.permissions import SAFE_METHODS, BasePermission
+
+REFRESH_CATALOG = "atlas.refresh_catalog"
+PUBLISH_REVIEWS = "reviews.publish_review"
+MANAGE_VERIFIER_ISSUES = "reviews.manage_verifier_issues"
+
+
+def is_curator(user: Any) -> bool:
+    """May refresh the catalog (and sees the curator controls of the catalog page)."""
+    return bool(user and user.is_authenticated and user.is_staff and user.has_perm(REFRESH_CATALOG))
+
+
+def may(user: Any, permission: str) -> bool:
+    """A signed-in user (session or API token) holding ``permission``."""
+    return bool(user and user.is_authenticated and user.has_perm(permission))
+
+
+class IsCurator(BasePermission):
+    message = "Only curators may refresh the catalog."
+
+    def has_permission(self, request: Any, view: Any) -> bool:
+        return is_curator(request.user)
+
+
+def permission_for_writes(permission: str, message: str) -> type[BasePermission]:
+    """A DRF permission: anyone may read, only holders of ``permission`` may write."""
+
+    class WritesNeedPermission(BasePermission):
+        def has_permission(self, request: Any, view: Any) -> bool:
+            return request.method in SAFE_METHODS or may(request.user, permission)
+
+    WritesNeedPermission.message = message
+    WritesNeedPermission.__name__ = f"WritesNeed_{permission.replace('.', '_')}"
+    return WritesNeedPermission

@@ -1,0 +1,113 @@
+"""Serializers of the reviews API: publication jobs, review reads and verifier issues."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+from atlas.api import OpenVerifierIssueSerializer
+from reviews.archives import ArchiveRejected, archive_format
+from reviews.models import ReviewPublication, VerifierIssue
+
+
+class PublicationUploadSerializer(serializers.Serializer):
+    atlas_id = serializers.CharField()
+    archive = serializers.FileField()
+    expected_review_id = serializers.CharField(required=False, allow_blank=True, allow_null=True)
+    type = serializers.ChoiceField(
+        choices=ReviewPublication.Type.choices, default=ReviewPublication.Type.REVIEW
+    )
+
+    def validate_archive(self, archive):
+        try:
+            archive_format(archive.name)
+        except ArchiveRejected as exc:
+            raise serializers.ValidationError(str(exc)) from exc
+        return archive
+
+
+class PublicationStateSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ReviewPublication
+        fields = ["id", "atlas_id", "status", "error", "result"]
+
+
+class PublicationAcceptedSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    status = serializers.CharField()
+    url = serializers.URLField()
+
+
+class ArtifactIndexSerializer(serializers.Serializer):
+    path = serializers.CharField()
+    sha256 = serializers.CharField()
+    size = serializers.IntegerField()
+
+
+class SupplementalReviewSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    collection = serializers.JSONField()
+
+
+class ResolvedIssueSerializer(serializers.Serializer):
+    issue_url = serializers.CharField()
+    review_id = serializers.CharField()
+    resolution_review_id = serializers.CharField()
+    updated_at = serializers.DateTimeField()
+
+
+class PoolEntrySerializer(serializers.Serializer):
+    id = serializers.CharField()
+    updated_at = serializers.DateTimeField(allow_null=True)
+    review_count = serializers.IntegerField()
+    kind = serializers.CharField()
+
+
+class ReviewSourceSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    active = serializers.BooleanField()
+    current_review_id = serializers.CharField(source="review_id", allow_null=True)
+    quality = serializers.CharField(source="effective_quality", allow_null=True)
+    review_applicability = serializers.CharField(allow_null=True)
+
+
+class ReviewDetailSerializer(serializers.Serializer):
+    id = serializers.CharField(source="review.id")
+    source_id = serializers.CharField(source="review.source_id")
+    kind = serializers.CharField(source="review.kind")
+    collection = serializers.JSONField(source="review.collection")
+    updated_at = serializers.DateTimeField(source="review.updated_at", allow_null=True)
+    published_at = serializers.DateTimeField(source="review.published_at")
+    artifacts = ArtifactIndexSerializer(many=True)
+    supplemental_reviews = SupplementalReviewSerializer(source="supplemental", many=True)
+    verifier_issues = OpenVerifierIssueSerializer(source="open_issues", many=True)
+    resolved_verifier_issues = ResolvedIssueSerializer(source="resolved_issues", many=True)
+    review_pool = PoolEntrySerializer(source="pool", many=True)
+    source = ReviewSourceSerializer()
+
+
+class VerifierIssueSerializer(serializers.ModelSerializer):
+    source_id = serializers.CharField(read_only=True)
+    review_id = serializers.CharField(read_only=True)
+    resolution_review_id = serializers.CharField(read_only=True, allow_null=True)
+
+    class Meta:
+        model = VerifierIssue
+        fields = [
+            "id", "source_id", "issue_url", "review_id", "status", "resolution_review_id",
+            "created_at", "updated_at",
+        ]  # fmt: skip
+
+
+def issue_as_json(issue: VerifierIssue) -> dict:
+    """The row as the command prints it and the API answers it."""
+    return dict(VerifierIssueSerializer(issue).data)
+
+
+class ConfirmRequestSerializer(serializers.Serializer):
+    source_id = serializers.CharField()
+    issue_url = serializers.CharField()
+    review_id = serializers.CharField()
+
+
+class ResolveRequestSerializer(serializers.Serializer):
+    resolution_review_id = serializers.CharField()
