@@ -425,6 +425,125 @@ def test_database_trigger_demotes_on_raw_issue_insert(source):
     )
 
 
+def test_raw_open_issue_on_a_good_source_shows_capped_everywhere(source, client):
+    """The drift bug of the architecture issue: the triggers repaired ``quality`` but not the
+    display columns the page, API and CSV read, so a raw open issue still showed Good."""
+    review = confirming_collection(source)
+    Source.objects.filter(id=source.id).update(large_solve_rate=0.5, difficulty_status="current")
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "INSERT INTO catalog_verifier_issues (source_id, issue_url, review_id, status, "
+            "created_at, updated_at) VALUES (%s, %s, %s, 'open', %s, %s)",
+            [source.id, ISSUE_URL, review.id, timezone.now(), timezone.now()],
+        )
+    row = Source.objects.get(id=source.id)
+    assert (row.quality, row.effective_quality, row.open_issue_count) == (
+        "some_issues", "some_issues", 1,
+    )  # fmt: skip
+    assert row.difficulty_status is None and row.large_solve_rate is None
+    assert client.get(f"/api/sources/{source.id}/").json()["quality"] == "some_issues"
+    csv = b"".join(client.get("/export.csv?show_bad=1").streaming_content).decode()
+    line = next(line for line in csv.splitlines() if line.startswith(f'"{row.display_name}",'))
+    assert '"some_issues"' in line and '"good"' not in line
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("effective_quality", "good"),
+        ("open_issue_count", 0),
+        ("difficulty_status", "current"),
+        ("large_solve_rate", 0.9),
+        ("difficulty_summary", '{"status": "current"}'),
+    ],
+)
+def test_raw_writes_of_display_columns_cannot_show_good(source, column, value):
+    confirm(source)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"UPDATE catalog_sources SET {column} = %s WHERE id = %s", [value, source.id]
+        )
+    row = Source.objects.get(id=source.id)
+    assert row.effective_quality == "some_issues" and row.open_issue_count == 1
+    assert row.difficulty_status is None and row.large_solve_rate is None
+    assert row.difficulty_summary is None
+
+
+@pytest.mark.parametrize(
+    ("stored_quality", "open_issues"),
+    [(q, n) for q in ("good", "some_issues", "bad", None) for n in (0, 1, 2)],
+)
+def test_the_database_repair_equals_the_display_rule(source, stored_quality, open_issues):
+    """The trigger and compute_display_state must agree on what a source with open issues shows;
+    a change to one without the other fails here."""
+    from atlas.display_state import SourceSnapshot
+    from atlas.services.display import display_states
+
+    Source.objects.filter(id=source.id).update(quality=stored_quality)
+    for number in range(open_issues):
+        url = f"https://github.com/marin-community/MarinSkyRL/issues/{100 + number}"
+        confirm(source, review=confirming_collection(source, issue_url=url), url=url)
+    Source.objects.filter(id=source.id).update(
+        effective_quality="good", difficulty_text="x", open_issue_count=0
+    )  # a raw writer: the trigger repairs when issues are open
+    row = Source.objects.get(id=source.id)
+    curated = {name: getattr(row, name) for name in ("quality", "difficulty", "review_id",
+               "review_source_revision", "review_verifier_revision", "traces", "review_date")}  # fmt: skip
+    expected = display_states(
+        snapshots=[SourceSnapshot(id=row.id, payload=row.payload, active=True, curated=curated)]
+    )[row.id]
+    if open_issues:
+        assert row.effective_quality == expected["effective_quality"]
+        assert row.open_issue_count == expected["open_issue_count"] == open_issues
+        assert row.difficulty_status is None and row.difficulty is None
+
+
+def test_raw_resolution_is_refused(source):
+    issue = confirm(source)
+    review = valid_resolution(source, issue)
+    for statement, params in [
+        ("UPDATE catalog_verifier_issues SET status = 'resolved', resolution_review_id = %s "
+         "WHERE id = %s", [review.id, issue.id]),
+        ("UPDATE catalog_verifier_issues SET resolution_review_id = %s WHERE id = %s",
+         [review.id, issue.id]),
+    ]:  # fmt: skip
+        with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute(statement, params)
+    with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
+        with transaction.atomic():
+            VerifierIssue.objects.filter(id=issue.id).update(
+                status="resolved", resolution_review=review
+            )
+    assert VerifierIssue.objects.get(id=issue.id).status == "open"
+    # The service still resolves it.
+    resolve_verifier_issue(issue_id=issue.id, resolution_review_id=review.id)
+    assert VerifierIssue.objects.get(id=issue.id).status == "resolved"
+
+
+def test_raw_insert_of_a_resolved_issue_is_refused(source):
+    review = confirming_collection(source)
+    other = store_collection(source, [runtime_review()])
+    with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
+        with transaction.atomic():
+            VerifierIssue.objects.create(
+                source=source, issue_url=ISSUE_URL, review=review, status="resolved",
+                resolution_review=other, created_at=timezone.now(), updated_at=timezone.now(),
+            )  # fmt: skip
+
+
+def test_deleting_or_moving_an_open_issue_is_refused(source):
+    issue = confirm(source)
+    with pytest.raises(IntegrityError, match="cannot be deleted"):
+        with transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute("DELETE FROM catalog_verifier_issues WHERE id = %s", [issue.id])
+    with pytest.raises(IntegrityError, match="cannot move to another source"):
+        with transaction.atomic():
+            VerifierIssue.objects.filter(id=issue.id).update(source_id="MarinSkyRL:other")
+    assert VerifierIssue.objects.filter(id=issue.id, source_id=source.id, status="open").exists()
+    assert Source.objects.get(id=source.id).effective_quality == "some_issues"
+
+
 # --- constraints ----------------------------------------------------------------------------------
 
 
