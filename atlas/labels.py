@@ -6,6 +6,8 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
+from django.urls import reverse
+
 from atlas.vocabularies import Applicability, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
@@ -99,7 +101,8 @@ def is_https(value: str | None) -> bool:
 
 
 def review_page_url(*, review_id: str) -> str:
-    return f"/reviews/{review_id}/"
+    # The review page's route is part of the URL contract; the catalog links to it by name.
+    return reverse("review-page", kwargs={"review_id": review_id})
 
 
 def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import urlencode
+
+from django.urls import reverse
 
 from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
@@ -23,6 +25,7 @@ from difficulty.reports import (
 )
 from difficulty.selectors import standing_of, summarise
 from difficulty.wilson import percent_range
+from reviews.links import artifact_api_url, artifact_page_url
 from reviews.page_sections import PageSection
 from reviews.selectors import ReviewBundle
 
@@ -62,12 +65,11 @@ ISSUE_8942_URL = "https://github.com/marin-community/marin/issues/8942"
 
 
 def artifact_links(*, review_id: str, path: str) -> dict[str, str]:
-    quoted = quote(path, safe="/")
     return {
         "path": path,
         "name": path.rsplit("/", 1)[-1],
-        "api_url": f"/api/reviews/{review_id}/artifacts/{quoted}",
-        "page_url": f"/reviews/{review_id}/artifacts/{quoted}",
+        "api_url": artifact_api_url(review_id, path),
+        "page_url": artifact_page_url(review_id, path),
     }
 
 
@@ -527,7 +529,9 @@ def _history(
                 "sort_key": estimated,
                 "title": f"{estimated[:10] or 'Date unknown'} · "
                 f"{protocol_of(report).get('id') or 'Protocol not recorded'} · Historical",
-                "summary_url": f"/api/reviews/{review_id}/difficulty/?path={quote(path)}",
+                "summary_url": reverse("review-difficulty", kwargs={"review_id": review_id})
+                + "?"
+                + urlencode({"path": path}),
                 "link": evidence.viewer(path),
             }
         )

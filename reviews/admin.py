@@ -17,6 +17,7 @@ from django.utils.html import format_html
 
 from atlas.permissions import PUBLISH_REVIEWS
 from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
+from reviews.links import review_page_url
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import bind_grading_review
 from reviews.publication_jobs import enqueue_publication
@@ -101,9 +102,9 @@ class ReviewAdmin(ReadOnlyAdmin):
     @admin.display(description="Curator actions")
     def curator_actions(self, review: Review) -> str:
         return format_html(
-            '<a href="{}">Bind grading review</a> · <a href="/reviews/{}/">Open review page</a>',
+            '<a href="{}">Bind grading review</a> · <a href="{}">Open review page</a>',
             reverse("admin:reviews_review_bind_grading", args=[review.pk]),
-            review.pk,
+            review_page_url(review.pk),
         )
 
     def get_urls(self):

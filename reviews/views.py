@@ -6,7 +6,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from reviews import selectors
-from reviews.templatetags.review_tags import artifact_api_url, review_page_url
+from reviews.links import artifact_api_url, review_page_url
 from reviews.trace_viewers import render_artifact
 
 

@@ -1,8 +1,7 @@
 """Template filters of the catalog page."""
 
-from urllib.parse import quote
-
 from django import template
+from django.urls import reverse
 
 register = template.Library()
 
@@ -15,4 +14,4 @@ def thousands(value: int | None) -> str:
 @register.filter
 def source_api_url(source_id: str) -> str:
     """The sources API URL of one source; IDs keep ':' and '/' but percent-encode spaces."""
-    return f"/api/sources/{quote(source_id, safe=':/@')}/"
+    return reverse("api-source", kwargs={"source_id": source_id})

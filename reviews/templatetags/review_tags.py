@@ -4,27 +4,15 @@ from __future__ import annotations
 
 import datetime as dt
 from typing import Any
-from urllib.parse import quote
 
 from django import template
 from django.utils.safestring import SafeString
 
 from reviews import labels
+from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.trace_viewers import render_value_html
 
 register = template.Library()
-
-
-def review_page_url(review_id: str) -> str:
-    return f"/reviews/{quote(review_id, safe='')}/"
-
-
-def artifact_page_url(review_id: str, path: str) -> str:
-    return f"/reviews/{quote(review_id, safe='')}/artifacts/{quote(path, safe='/')}"
-
-
-def artifact_api_url(review_id: str, path: str) -> str:
-    return f"/api/reviews/{quote(review_id, safe='')}/artifacts/{quote(path, safe='/')}"
 
 
 register.simple_tag(review_page_url, name="review_url")

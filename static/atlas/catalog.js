@@ -289,7 +289,7 @@
 
   function pollRefreshes(previousRunId, attempt) {
     return new Promise(function (resolve) { setTimeout(resolve, POLL_MS); })
-      .then(function () { return fetch("/api/refreshes/", { credentials: "same-origin" }); })
+      .then(function () { return fetch(body.getAttribute("data-refreshes-url"), { credentials: "same-origin" }); })
       .then(function (response) { return response.json(); })
       .then(function (state) {
         var run = state.last_run;
@@ -311,7 +311,7 @@
     setStatus("Checking…", "busy");
     setBanner(LOADING_TEXT, false);
     var previousRunId = body.getAttribute("data-last-run-id");
-    return fetch("/api/refresh/" + query, {
+    return fetch(body.getAttribute("data-refresh-url") + query, {
       method: "POST",
       credentials: "same-origin",
       headers: { "X-CSRFToken": csrfToken(), "Accept": "application/json" },

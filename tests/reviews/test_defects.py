@@ -11,9 +11,10 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from atlas.contributions import CuratedEditRefused
+from atlas.display_state import CURATED_FIELDS, SourceSnapshot
 from atlas.models import Source
 from atlas.services.curation import edit_curated_quality
-from atlas.services.display import refresh_display_state
+from atlas.services.display import display_states, refresh_display_state
 from atlas.services.sync import sync_catalog
 from reviews.defects import (
     CAP_MESSAGE,
@@ -476,8 +477,6 @@ def test_raw_writes_of_display_columns_cannot_show_good(source, column, value):
 def test_the_database_repair_equals_the_display_rule(source, stored_quality, open_issues):
     """The trigger and compute_display_state must agree on what a source with open issues shows;
     a change to one without the other fails here."""
-    from atlas.display_state import SourceSnapshot
-    from atlas.services.display import display_states
 
     Source.objects.filter(id=source.id).update(quality=stored_quality)
     for number in range(open_issues):
@@ -487,8 +486,7 @@ def test_the_database_repair_equals_the_display_rule(source, stored_quality, ope
         effective_quality="good", difficulty_text="x", open_issue_count=0
     )  # a raw writer: the trigger repairs when issues are open
     row = Source.objects.get(id=source.id)
-    curated = {name: getattr(row, name) for name in ("quality", "difficulty", "review_id",
-               "review_source_revision", "review_verifier_revision", "traces", "review_date")}  # fmt: skip
+    curated = {name: getattr(row, name) for name in CURATED_FIELDS}
     expected = display_states(
         snapshots=[SourceSnapshot(id=row.id, payload=row.payload, active=True, curated=curated)]
     )[row.id]
@@ -507,14 +505,19 @@ def test_raw_resolution_is_refused(source):
         ("UPDATE catalog_verifier_issues SET resolution_review_id = %s WHERE id = %s",
          [review.id, issue.id]),
     ]:  # fmt: skip
-        with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
-            with transaction.atomic(), connection.cursor() as cursor:
-                cursor.execute(statement, params)
-    with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
-        with transaction.atomic():
-            VerifierIssue.objects.filter(id=issue.id).update(
-                status="resolved", resolution_review=review
-            )
+        with (
+            pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"),
+            transaction.atomic(),
+            connection.cursor() as cursor,
+        ):
+            cursor.execute(statement, params)
+    with (
+        pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"),
+        transaction.atomic(),
+    ):
+        VerifierIssue.objects.filter(id=issue.id).update(
+            status="resolved", resolution_review=review
+        )
     assert VerifierIssue.objects.get(id=issue.id).status == "open"
     # The service still resolves it.
     resolve_verifier_issue(issue_id=issue.id, resolution_review_id=review.id)
@@ -524,9 +527,11 @@ def test_raw_resolution_is_refused(source):
 def test_raw_insert_of_a_resolved_issue_is_refused(source):
     review = confirming_collection(source)
     other = store_collection(source, [runtime_review()])
-    with pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"):
-        with transaction.atomic():
-            VerifierIssue.objects.create(
+    with (
+        pytest.raises(IntegrityError, match="resolved only by resolve_verifier_issue"),
+        transaction.atomic(),
+    ):
+        VerifierIssue.objects.create(
                 source=source, issue_url=ISSUE_URL, review=review, status="resolved",
                 resolution_review=other, created_at=timezone.now(), updated_at=timezone.now(),
             )  # fmt: skip
@@ -534,12 +539,14 @@ def test_raw_insert_of_a_resolved_issue_is_refused(source):
 
 def test_deleting_or_moving_an_open_issue_is_refused(source):
     issue = confirm(source)
-    with pytest.raises(IntegrityError, match="cannot be deleted"):
-        with transaction.atomic(), connection.cursor() as cursor:
-            cursor.execute("DELETE FROM catalog_verifier_issues WHERE id = %s", [issue.id])
-    with pytest.raises(IntegrityError, match="cannot move to another source"):
-        with transaction.atomic():
-            VerifierIssue.objects.filter(id=issue.id).update(source_id="MarinSkyRL:other")
+    with (
+        pytest.raises(IntegrityError, match="cannot be deleted"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("DELETE FROM catalog_verifier_issues WHERE id = %s", [issue.id])
+    with pytest.raises(IntegrityError, match="cannot move to another source"), transaction.atomic():
+        VerifierIssue.objects.filter(id=issue.id).update(source_id="MarinSkyRL:other")
     assert VerifierIssue.objects.filter(id=issue.id, source_id=source.id, status="open").exists()
     assert Source.objects.get(id=source.id).effective_quality == "some_issues"
 
