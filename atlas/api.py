@@ -1,4 +1,4 @@
-"""Catalog API (catalog.md §12): sources, refresh status and the curator refresh."""
+"""Catalog API: sources, refresh status and the curator refresh."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ from atlas.vocabularies import (
 
 # -- sources ---------------------------------------------------------------------------------------
 class OpenVerifierIssueSerializer(serializers.Serializer):
-    """An open defect as catalog rows list it (defects.md §8.2); contributed by reviews into the
+    """An open defect as catalog rows list it; contributed by reviews into the
     ``open_issues`` display column."""
 
     issue_url = serializers.CharField()

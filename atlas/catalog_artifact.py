@@ -1,5 +1,5 @@
 """The catalog artifact (``dist/catalog.json``): canonical form, revision, writing, and the complete
-validation a sync runs before it changes anything (catalog.md §4, §6)."""
+validation a sync runs before it changes anything."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ STRING_OR_NULL_FIELDS = (
 
 
 class CatalogInvalid(Exception):
-    """The artifact failed validation; ``str(exc)`` is the exact message of catalog.md §6."""
+    """The artifact failed validation; ``str(exc)`` is the message for the user."""
 
 
 def canonical_json(value: Any) -> str:

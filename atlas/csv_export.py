@@ -1,4 +1,4 @@
-"""The CSV export of a catalog view (catalog-page.md §14): raw values, every field quoted, CRLF,
+"""The CSV export of a catalog view: raw values, every field quoted, CRLF,
 formula-injection guard, streamed in constant memory.
 
 The database prepares every field as text (formula guard, booleans, joined tags). On PostgreSQL the

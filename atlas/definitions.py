@@ -1,5 +1,5 @@
-"""Source definitions: load every ``*.toml`` under a directory, check them all (catalog.md §2), and
-build the exported catalog rows (§3, §5). Nothing is written here and nothing is fetched."""
+"""Source definitions: load every ``*.toml`` under a directory, check them all, and
+build the exported catalog rows. Nothing is written here and nothing is fetched."""
 
 from __future__ import annotations
 
@@ -132,7 +132,7 @@ def _apply_defaults(defaults: dict[str, Any], raw: dict[str, Any]) -> dict[str, 
     if isinstance(default_tags, list) and "tags" in raw and isinstance(raw["tags"], list):
         # Default tags first, then the source's own tags that the defaults do not already carry.
         # A tag repeated within the source's own list is kept twice so that the tag check
-        # reports it (catalog.md §2.4 rule 9) instead of the merge hiding it.
+        # reports it instead of the merge hiding it.
         merged["tags"] = [*default_tags, *(tag for tag in raw["tags"] if tag not in default_tags)]
     return merged
 
@@ -251,7 +251,7 @@ def _build_row(entry: _Entry) -> dict[str, Any] | None:
 
 
 def derived_fields(tags: list[str]) -> dict[str, Any]:
-    """The row fields catalog.md §3 derives from tags."""
+    """The row fields derived from tags."""
     row_type = next((label for tag, label in TYPE_TAGS if tag in tags), "")
     turns = next((value for value in Turns.values if value.lower() in tags), UNCLASSIFIED)
     return {
@@ -307,7 +307,7 @@ def _verifier(entry: _Entry, data: dict[str, Any]) -> tuple[dict[str, Any], dict
 
 
 def _grading(entry: _Entry, verifier: dict[str, Any]) -> dict[str, Any]:
-    """Export fields of ``verifier.grading`` (§2.3).
+    """Export fields of ``verifier.grading``.
 
     The real inventory declares a grading *selection* (mode, agents, pinned MarinSkyRL/Harbor
     commits, task assets) without a precomputed fingerprint; it is exported as ``grading_scope``.

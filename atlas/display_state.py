@@ -1,4 +1,4 @@
-"""The display state of a source (catalog.md §9): the one definition of what the catalog shows.
+"""The display state of a source: the one definition of what the catalog shows.
 
 ``compute_display_state`` is pure: payload + curated columns + context in, the denormalised columns
 out. The write services store its result on the source row so reads filter and sort in SQL.
@@ -66,7 +66,7 @@ EMPTY_CONTEXT = DisplayContext()
 
 
 def capped_for_open_defect(quality: str | None) -> str:
-    """The one open-defect cap (defects.md §5): while a defect is open only Bad survives; anything
+    """The one open-defect cap: while a defect is open only Bad survives; anything
     else shows Some issues. The database triggers of ``reviews.defect_invariant`` apply the same
     mapping to raw writes (``OPEN_DEFECT_CAP``)."""
     return OPEN_DEFECT_CAP.get(quality or "", OPEN_DEFECT_DEFAULT)
@@ -77,7 +77,7 @@ OPEN_DEFECT_DEFAULT = Quality.SOME_ISSUES.value
 
 
 def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
-    """reviews.md §10.1: curated values win when the row has a curated review or that column."""
+    """Curated values win when the row has a curated review or that column."""
     has_review = curated.get("review_id") is not None
     result = {}
     for name in CURATED_FIELDS:
@@ -170,7 +170,7 @@ def compute_display_state(
 
 
 def _current_large(summary: dict[str, Any] | None) -> tuple[float | None, int | None, int | None]:
-    """difficulty.md §11.1: only a current summary's current Large model feeds filters and sorts."""
+    """Only a current summary's current Large model feeds filters and sorts."""
     if not summary or summary.get("status") != MeasurementStatus.CURRENT:
         return None, None, None
     for model in summary.get("models", []):

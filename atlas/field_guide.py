@@ -1,4 +1,4 @@
-"""The field guide shown above the catalog and review pages (catalog-page.md §4)."""
+"""The field guide shown above the catalog and review pages."""
 
 from __future__ import annotations
 

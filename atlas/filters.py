@@ -1,5 +1,5 @@
 """The one filter set of the catalog: the page, ``/export.csv`` and ``/api/sources/`` all apply it,
-so one query string means the same rows everywhere (catalog-page.md §2, §9, §11)."""
+so one query string means the same rows everywhere."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Whole-file parquet row counts of a local Hugging Face snapshot (catalog.md §11)."""
+"""Whole-file parquet row counts of a local Hugging Face snapshot."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Display labels shared by the catalog page, the drawer and other pages (reviews.md §8–§9,
-difficulty.md §10.9, catalog-page.md §10)."""
+"""Display labels shared by the catalog page, the drawer and other pages."""
 
 from __future__ import annotations
 
@@ -36,7 +35,7 @@ def quality_chip(
     open_issue_count: int,
     review_url: str | None,
 ) -> QualityChip:
-    """The chip of reviews.md §8 for one source's display state."""
+    """The chip for one source's display state."""
     if effective_quality in QUALITY_LABELS:
         label = QUALITY_LABELS[effective_quality]
         css_class = f"quality-{effective_quality}"
@@ -68,7 +67,7 @@ def drawer_quality_label(*, effective_quality: str | None) -> str:
 
 
 def difficulty_fallback_text(*, open_issue_count: int, review_stale: bool) -> str:
-    """The muted difficulty cell when a source has no summary (difficulty.md §10.9)."""
+    """The muted difficulty cell when a source has no summary."""
     if open_issue_count:
         return "Withheld · verifier issues"
     if review_stale:
@@ -106,7 +105,7 @@ def review_page_url(*, review_id: str) -> str:
 
 
 def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:
-    """The sync banner text of a refresh outcome (catalog-page.md §6.3–§6.6) and whether it is a
+    """The sync banner text of a refresh outcome and whether it is a
     warning."""
     if status == 200 and body.get("busy"):
         return body["message"], False

@@ -1,4 +1,4 @@
-"""The catalog-refresh lock: non-blocking and shared by every process (catalog.md §8.2)."""
+"""The catalog-refresh lock: non-blocking and shared by every process."""
 
 from __future__ import annotations
 

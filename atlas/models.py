@@ -26,13 +26,13 @@ class Source(models.Model):
     review_source_revision = models.TextField(null=True, blank=True)
     review_verifier_revision = models.TextField(null=True, blank=True)
 
-    # Display-state cache (catalog.md §9.2), recomputed by atlas.display_state on every write that
+    # Display-state cache, recomputed by atlas.display_state on every write that
     # can change it; the page, API and CSV filter, sort and count on these columns in SQL.
     effective_quality = models.TextField(choices=Quality.choices, null=True, blank=True)
     review_applicability = models.TextField(choices=Applicability.choices, null=True, blank=True)
     review_stale = models.BooleanField(default=False)
     open_issue_count = models.IntegerField(default=0)
-    # The open defects as rows list them (contributed by reviews, defects.md §8.2).
+    # The open defects as rows list them (contributed by reviews).
     open_issues = models.JSONField(default=list, blank=True)
     difficulty_status = models.TextField(choices=MeasurementStatus.choices, null=True, blank=True)
     difficulty_text = models.TextField(null=True, blank=True)
@@ -88,7 +88,7 @@ class Source(models.Model):
 
 
 class Refresh(models.Model):
-    """Sync status of one origin (catalog.md §7.2)."""
+    """Sync status of one origin."""
 
     origin = models.TextField(primary_key=True)
     revision = models.TextField()

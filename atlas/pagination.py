@@ -1,4 +1,4 @@
-"""Paging of the catalog (catalog-page.md §12): 100 rows by default, page_size 25–500, and a page
+"""Paging of the catalog: 100 rows by default, page_size 25–500, and a page
 beyond the last shows the last page — on the page and in the sources API alike."""
 
 from __future__ import annotations

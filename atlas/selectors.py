@@ -1,4 +1,4 @@
-"""Reads shared by the pages, the API and the CSV export (catalog.md §9, catalog-page.md §5–§12)."""
+"""Reads shared by the pages, the API and the CSV export."""
 
 from __future__ import annotations
 

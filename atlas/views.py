@@ -1,4 +1,4 @@
-"""The public catalog page (catalog-page.md) and its CSV export."""
+"""The public catalog page and its CSV export."""
 
 from __future__ import annotations
 

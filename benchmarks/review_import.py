@@ -41,7 +41,7 @@ def parse_args() -> argparse.Namespace:
         choices=["cited", "execution"],
         default="cited",
         help="cited: every file is an evidence item of the collection (worst case for validation);"
-        " execution: solver turns under tasks/*/execution-*/, archived by the §6.3 globs",
+        " execution: solver turns under tasks/*/execution-*/, archived by the globs",
     )
     return parser.parse_args()
 

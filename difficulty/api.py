@@ -1,4 +1,4 @@
-"""GET /api/reviews/<review_id>/difficulty/?path=… (difficulty.md §13)."""
+"""GET /api/reviews/<review_id>/difficulty/?path=…."""
 
 from __future__ import annotations
 

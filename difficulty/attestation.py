@@ -1,4 +1,4 @@
-"""Execution-implementation attestation (difficulty.md §16): verification and display line."""
+"""Execution-implementation attestation: verification and display line."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ class AttestationError(ValueError):
 
 
 def verify_attestation(*, text: str, run_dir: Path) -> dict[str, Any]:
-    """§16.3; returns the parsed document or raises AttestationError with the exact message."""
+    """Check an attestation; returns the parsed document or raises AttestationError with the
+    reason."""
     try:
         document = json.loads(text)
     except ValueError as error:
@@ -92,7 +93,7 @@ def validation_paths(*, document: dict[str, Any]) -> list[str]:
 
 
 def attestation_line(*, document: dict[str, Any] | None) -> str | None:
-    """§16.4: the "Sampling and scope" line, or None when no valid attestation is saved."""
+    """The "Sampling and scope" line, or None when no valid attestation is saved."""
     if not isinstance(document, dict) or not isinstance(document.get("matching"), bool):
         return None
     return MATCHING_LINE if document["matching"] else CHANGED_LINE

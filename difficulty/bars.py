@@ -1,4 +1,4 @@
-"""Solve-rate bars (difficulty.md §10): order, width, score text, labels, tooltips, chip."""
+"""Solve-rate bars: order, width, score text, labels, tooltips, chip."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from difficulty.summary import entry_name
 from difficulty.wilson import percent_range
 
 FULL, COMPACT = "full", "compact"
-# The chip and tooltips call an invalid report a protocol mismatch (difficulty.md §10.5, §10.7).
+# The chip and tooltips call an invalid report a protocol mismatch.
 STATUS_LABELS = {**dict(MeasurementStatus.choices), INVALID: "Protocol mismatch"}
 ROLE_TITLES = {"small": "Small", "large": "Large", "hosted": "Hosted", "followup": "Follow-up"}
 BAR_CLASSES = {"small": "bar-small", "large": "bar-large", "hosted": "bar-hosted"}
@@ -40,7 +40,7 @@ class StatusChip:
 
 
 def ordered_entries(*, summary: dict[str, Any]) -> list[dict[str, Any]]:
-    """§10.1: Small, Large, Hosted, then follow-ups in report order."""
+    """Small, Large, Hosted, then follow-ups in report order."""
     models = [m for m in summary.get("models", []) if not m.get("followup_id")]
     extra = [m for m in summary.get("models", []) if m.get("followup_id")]
     rank = {size: index for index, size in enumerate(ROLE_SIZES)}
@@ -144,7 +144,7 @@ def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
 
 
 def status_chip(*, summary: dict[str, Any]) -> StatusChip | None:
-    """§10.7: shown only when the summary is not current."""
+    """Shown only when the summary is not current."""
     status = summary.get("status")
     if status == CURRENT:
         return None

@@ -1,4 +1,4 @@
-"""System checks: a broken protocol registry prevents start-up (difficulty.md §2.1)."""
+"""System checks: a broken protocol registry prevents start-up."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Classifying a report as current, historical or invalid (difficulty.md §6)."""
+"""Classifying a report as current, historical or invalid."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ class Classification:
 def classify_report(
     *, report: dict[str, Any], path: str = REPORT_PATH, registry: Registry | None = None
 ) -> Classification:
-    """§6.1–§6.3: the report's own status, before any display context."""
+    """The report's own status, before any display context."""
     registry = registry or get_registry()
     if path != REPORT_PATH:
         return Classification(HISTORICAL, ARCHIVED_NOTE)
@@ -61,7 +61,7 @@ def classify_report(
 def apply_source_context(
     *, classification: Classification, standing: Standing | None
 ) -> Classification:
-    """§6.4: current becomes historical when the source cannot hold a current estimate."""
+    """Current becomes historical when the source cannot hold a current estimate."""
     if standing is None or classification.status != CURRENT:
         return classification
     note = historical_note(standing)

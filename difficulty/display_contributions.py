@@ -1,5 +1,5 @@
 """What difficulty contributes to the catalog's display state (through ``atlas.contributions``):
-the difficulty summary of each eligible source's current report (difficulty.md §8). Registered in
+the difficulty summary of each eligible source's current report. Registered in
 ``DifficultyConfig.ready()``, after the reviews provider whose open defects and grading bindings
 the eligibility gate reads."""
 

@@ -1,10 +1,9 @@
 """Which sources may hold a current difficulty estimate — the one home of that rule.
 
 A source qualifies when it is active, its review is current (not stale, and the report belongs to
-the source's current review), it has no open verifier defect and its effective quality is Good
-(difficulty.md §6.4, §8.1, §12.2 checks 3–5). The catalog summary gate, the display-context
-overrides of a shown report, ``publish_difficulty`` and ``make_difficulty`` all ask here, so they
-refuse with the same words.
+the source's current review), it has no open verifier defect and its effective quality is Good.
+The catalog summary gate, the display-context overrides of a shown report, ``publish_difficulty``
+and ``make_difficulty`` all ask here, so they refuse with the same words.
 """
 
 from __future__ import annotations
@@ -20,7 +19,7 @@ NOT_GOOD = (
     "current revisions"
 )
 
-# §6.4: the note a current report takes when shown for a source that cannot hold it, in order.
+# the note a current report takes when shown for a source that cannot hold it, in order.
 OPEN_DEFECT_NOTE = "An unresolved verifier defect prevents a current difficulty estimate."
 STALE_NOTE = (
     "The source's data or verifier changed since this measurement; it is retained as historical "
@@ -45,7 +44,7 @@ class Standing:
 
 
 def refusal(standing: Standing) -> str | None:
-    """Why the source cannot be measured or published now (first failure of §12.2 3–5), or None."""
+    """Why the source cannot be measured or published now (first failure 3–5), or None."""
     if not standing.active:
         return INACTIVE
     if standing.open_defect:
@@ -64,7 +63,7 @@ def is_eligible(standing: Standing) -> bool:
 
 
 def historical_note(standing: Standing) -> str | None:
-    """§6.4: the note that turns a current report historical for this source, or None."""
+    """The note that turns a current report historical for this source, or None."""
     for applies, note in (
         (standing.open_defect, OPEN_DEFECT_NOTE),
         (standing.review_stale, STALE_NOTE),

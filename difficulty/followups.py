@@ -1,4 +1,4 @@
-"""Protocol follow-ups (difficulty.md §7): their kinds, names and summary entries."""
+"""Protocol follow-ups: their kinds, names and summary entries."""
 
 from __future__ import annotations
 
@@ -40,7 +40,7 @@ def is_complete(followup: dict[str, Any]) -> bool:
 
 
 def section_title(followup: dict[str, Any]) -> str:
-    """§14.4 title of a follow-up on the review page."""
+    """Title of a follow-up on the review page."""
     state = str(followup.get("state") or "unknown").replace("_", " ").capitalize()
     prefix = "Hosted comparison" if is_hosted(followup) else "Additional settings comparison"
     return f"{prefix} · {state}"

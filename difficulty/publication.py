@@ -1,4 +1,4 @@
-"""Publishing a difficulty run directory onto the source's current review (difficulty.md §12)."""
+"""Publishing a difficulty run directory onto the source's current review."""
 
 from __future__ import annotations
 
@@ -51,11 +51,11 @@ RESULT_FILE = "atlas-difficulty-publication.json"
 
 
 class DifficultyPublicationError(Exception):
-    """A check of §12.2 failed; nothing was written."""
+    """A check failed; nothing was written."""
 
 
 def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) -> dict[str, Any]:
-    """Validate the whole run directory, then write in one transaction; returns the §12.4 result.
+    """Validate the whole run directory, then write in one transaction; returns the result.
     ``user`` is accepted for callers that record who published; artifacts carry no author."""
     run_dir = Path(run_dir)
     report_text = _read_report(run_dir=run_dir)
@@ -213,7 +213,7 @@ def _evidence_files(
         if file is None:
             if path.resolve() in cited_set:
                 raise DifficultyPublicationError(not_text(path=relative))
-            continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
+            continue  # uncited non-text files of the globbed set are skipped
         files.append(file)
         seen.add(relative)
     return files

@@ -1,4 +1,4 @@
-"""The protocol registry (difficulty.md §2): TOML data, validated and exposed as typed entries."""
+"""The protocol registry: TOML data, validated and exposed as typed entries."""
 
 from __future__ import annotations
 
@@ -255,7 +255,7 @@ def model_name(model_id: Any) -> str:
 
 
 def field_guide_intro() -> str:
-    """catalog-page.md §4.1: the field-guide intro generated from the current protocol."""
+    """The field-guide intro generated from the current protocol."""
     protocol = current_protocol()
     models = ", ".join(f"{role.title} = {model_name(role.model)}" for role in protocol.roles)
     limits = protocol.limits

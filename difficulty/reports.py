@@ -1,4 +1,4 @@
-"""Reading difficulty.json reports (difficulty.md §3, §5): parsing, required keys, counts."""
+"""Reading difficulty.json reports: parsing, required keys, counts."""
 
 from __future__ import annotations
 
@@ -53,7 +53,7 @@ def _is_count(value: Any) -> bool:
 
 
 def counts_consistent(*, entry: dict[str, Any]) -> bool:
-    """§5: counts present are integers ≥ 0 and solved ≤ verified ≤ attempted."""
+    """Counts present are integers ≥ 0 and solved ≤ verified ≤ attempted."""
     values = {key: entry.get(key) for key in COUNT_KEYS if entry.get(key) is not None}
     if not all(_is_count(value) for value in values.values()):
         return False
@@ -104,7 +104,7 @@ def _paths_in(items: Any, key: str) -> list[str]:
 
 
 def run_identity_path(*, report: dict[str, Any], size: str) -> str:
-    """§4.1: the arm's run identity, from protocol.run_identities or difficulty/<size>/run.json."""
+    """The arm's run identity, from protocol.run_identities or difficulty/<size>/run.json."""
     for item in protocol_of(report).get("run_identities") or []:
         if isinstance(item, dict) and item.get("size") == size and item.get("run_identity_path"):
             return str(item["run_identity_path"])

@@ -1,4 +1,4 @@
-"""Page context of the review page's difficulty sections (difficulty.md §14, §15)."""
+"""Page context of the review page's difficulty sections."""
 
 from __future__ import annotations
 

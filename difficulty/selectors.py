@@ -1,4 +1,4 @@
-"""Reads shared by the display state, the API and the review page (difficulty.md §8, §13–§15)."""
+"""Reads shared by the display state, the API and the review page."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class ReportNotFoundError(LookupError):
 
 
 def standing_of(*, source: Source, review_id: str) -> Standing:
-    """§6.4 standing of a report of ``review_id`` shown for ``source``, from its display columns."""
+    """Standing of a report of ``review_id`` shown for ``source``, from its display columns."""
     return Standing(
         active=source.active,
         effective_quality=source.effective_quality,
@@ -42,7 +42,7 @@ def summarise(
 
 
 def report_summary(*, review_id: str, path: str = REPORT_PATH) -> dict[str, Any]:
-    """§13: the summary of one stored report; ReportNotFoundError or NotAReportError otherwise.
+    """The summary of one stored report; ReportNotFoundError or NotAReportError otherwise.
     One query."""
     artifact = (
         ReviewArtifact.objects.select_related("review__source")
@@ -58,7 +58,7 @@ def report_summary(*, review_id: str, path: str = REPORT_PATH) -> dict[str, Any]
 def summaries_for(
     *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
 ) -> dict[str, dict[str, Any] | None]:
-    """§8.1 gate and §8.2 summary of each source's current report, in one query.
+    """The catalog gate and the summary of each source's current report, in one query.
 
     ``contexts`` are the display contexts the lower apps contributed (open defects, grading
     bindings); the gate asks ``difficulty.eligibility`` about the state they produce."""

@@ -1,4 +1,4 @@
-"""The summary object and its text (difficulty.md §8.2–§8.3, §9)."""
+"""The summary object and its text."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ ORDERING_AUDIT_SUFFIX = "/ordering-audit.json"
 
 
 def ordering_warning(*, report: dict[str, Any]) -> str | None:
-    """§9: the last limitation, when the protocol saved an ordering audit."""
+    """The last limitation, when the protocol saved an ordering audit."""
     audited = any(
         isinstance(item, dict) and str(item.get("path", "")).endswith(ORDERING_AUDIT_SUFFIX)
         for item in protocol_of(report).get("artifacts") or []
@@ -63,7 +63,7 @@ def entry_name(entry: dict[str, Any]) -> str:
 
 
 def summary_text(*, summary: dict[str, Any]) -> str:
-    """§8.3: "<Status>: <name> <solved>/<verified> solved; …"."""
+    """ "<Status>: <name> <solved>/<verified> solved; …"."""
     parts = [
         f"{entry_name(entry)} {_count(entry.get('solved'))}/{_count(entry.get('verified'))} solved"
         for entry in summary["models"]

@@ -1,4 +1,4 @@
-"""The reviews API (reviews.md §4.2, §17; defects.md §8.4): publication jobs, public review reads
+"""The reviews API: publication jobs, public review reads
 and verifier issues. Domain errors answer through the project's exception handler."""
 
 from __future__ import annotations

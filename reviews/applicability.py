@@ -1,4 +1,4 @@
-"""Validity of a grading binding for a source row (reviews.md §11.3).
+"""Validity of a grading binding for a source row.
 
 Pure functions: callers gather the row's revisions, the binding and its proof artifact (in bulk for
 the display state, singly for publication and the admin) and ask whether the binding holds.
@@ -18,7 +18,7 @@ PROOF_CLAIM_KEYS = (
 
 @dataclass(frozen=True)
 class RowRevisions:
-    """What §11.3 compares against: the row's current review and revisions."""
+    """What compares against: the row's current review and revisions."""
 
     source_id: str
     review_id: str | None
@@ -118,7 +118,7 @@ def grading_claim_text(
     grading_revision: str,
     execution_grading: dict[str, Any],
 ) -> str:
-    """publication/grading-applicability.json of a native publication (reviews.md §6.5)."""
+    """Publication/grading-applicability.json of a native publication."""
     claim = {
         "schema_version": 1,
         "equivalent": True,

@@ -1,4 +1,4 @@
-"""Safe extraction of uploaded run-directory archives (.tar.gz or .zip, reviews.md §4.2).
+"""Safe extraction of uploaded run-directory archives (.tar.gz or .zip).
 
 Every entry is checked before anything is extracted: absolute paths, `..`, links and devices are
 refused, and the declared and the actually decompressed size are both bounded.

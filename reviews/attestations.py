@@ -1,5 +1,4 @@
-"""Dataset-content equivalence attestations: reuse of a judgment at a later data revision
-(reviews.md §12)."""
+"""Dataset-content equivalence attestations: reuse of a judgment at a later data revision."""
 
 from __future__ import annotations
 
@@ -34,7 +33,7 @@ def attestation_files(run_dir: Path) -> list[tuple[str, Path]]:
 
 
 def read_attestation(path: Path) -> dict[str, Any] | None:
-    """The attestation document when it is well formed (§12.1), else None."""
+    """The attestation document when it is well formed, else None."""
     try:
         document = json.loads(path.read_bytes().decode("utf-8"))
     except (OSError, ValueError):

@@ -1,4 +1,4 @@
-"""The open-defect invariant against every writer, raw SQL included (defects.md §5.2).
+"""The open-defect invariant against every writer, raw SQL included.
 
 The defect services (``reviews.defects``) check the rules first so people get precise messages;
 the database makes the guarantee (migrations ``reviews.0002`` and ``reviews.0004``):

@@ -1,4 +1,4 @@
-"""Confirmed verifier defects: confirmation, demotion and validated resolution (defects.md).
+"""Confirmed verifier defects: confirmation, demotion and validated resolution.
 
 The one place these rules live. Every entry point (command, API, admin) calls
 ``confirm_verifier_issue`` / ``resolve_verifier_issue``; ``refuse_good_while_open`` guards a
@@ -35,7 +35,7 @@ CAP_MESSAGE = (
 
 
 class DefectRuleError(Exception):
-    """A defect rule refused the request; ``str(exc)`` is the exact message of defects.md."""
+    """A defect rule refused the request; ``str(exc)`` is the message for the user."""
 
 
 def has_open_defect(*, source_id: str) -> bool:
@@ -44,7 +44,7 @@ def has_open_defect(*, source_id: str) -> bool:
     ).exists()
 
 
-# --- confirmation (§3) ---------------------------------------------------------------------------
+# --- confirmation ---------------------------------------------------------------------------
 
 
 def validate_confirmation(
@@ -115,7 +115,7 @@ def confirm_verifier_issue(
     return issue
 
 
-# --- resolution (§6) -----------------------------------------------------------------------------
+# --- resolution -----------------------------------------------------------------------------
 
 
 def _refuse(reason: str) -> DefectRuleError:
@@ -154,7 +154,7 @@ def resolve_verifier_issue(
     *, issue_id: int | None = None, source_id: str | None = None, issue_url: str | None = None,
     resolution_review_id: str, user=None,
 ) -> VerifierIssue:  # fmt: skip
-    """Resolve an open defect with a validated fix; never restores a rating by itself (§7)."""
+    """Resolve an open defect with a validated fix; never restores a rating by itself."""
     with transaction.atomic(), defect_writer():
         lookup = {"id": issue_id} if issue_id is not None else {
             "source_id": source_id, "issue_url": issue_url
@@ -200,7 +200,7 @@ ENTRY_CHECKS = (
 def _entry_failure(
     reviews: list[dict[str, Any]], *, issue_url: str, dataset_revision, verifier_revision
 ) -> str | None:
-    """None when one entry is fully valid, else the reason of the closest entry (§6.6)."""
+    """None when one entry is fully valid, else the reason of the closest entry."""
     entries = [
         entry
         for review in reviews
@@ -228,7 +228,7 @@ def _entry_failure(
     return ENTRY_CHECKS[best_index][1]
 
 
-# --- the invariant for curated edits (§5.2.4) ----------------------------------------------------
+# --- the invariant for curated edits ----------------------------------------------------
 
 
 def refuse_good_while_open(*, source_id: str, quality: str | None) -> None:

@@ -28,7 +28,7 @@ class ConfirmDefectForm(forms.ModelForm):
         fields = ["source", "issue_url"]
 
     def _get_validation_exclusions(self):
-        # The service reports a repeated issue with the spec's own message (defects.md §3.6);
+        # The service reports a repeated issue with the spec's own message;
         # keep the model's unique constraint from adding a second, generic one.
         exclusions = super()._get_validation_exclusions()
         exclusions.add("issue_url")

@@ -1,5 +1,5 @@
 """What reviews contribute to the catalog's display state (through ``atlas.contributions``): open
-verifier defects (defects.md §5, §8.2) and the validity of grading bindings (reviews.md §11.3).
+verifier defects and the validity of grading bindings.
 Registered in ``ReviewsConfig.ready()``; two queries per batch of sources."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from reviews.models import GradingBinding, ReviewArtifact, VerifierIssue
 
 
 def open_issue_row(issue: VerifierIssue) -> dict[str, Any]:
-    """An open defect as catalog rows and review reads list it (defects.md §8.2)."""
+    """An open defect as catalog rows and review reads list it."""
     return {
         "issue_url": issue.issue_url,
         "review_id": issue.review_id,

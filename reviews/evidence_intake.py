@@ -72,7 +72,7 @@ def normalized_relative(path: str) -> str | None:
 
 
 class RunDirectory:
-    """Resolves paths inside one run directory (reviews.md §5.5).
+    """Resolves paths inside one run directory.
 
     Symbolic links are followed and must land inside; the file found must be a regular file on
     the run directory's own file system with no other hard link (a hard link is the same file as

@@ -1,4 +1,4 @@
-"""Which files of a run directory a publication archives (reviews.md §6.3) and how they are read."""
+"""Which files of a run directory a publication archives and how they are read."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ WALKED_FOLDERS = ("publication", "tasks")
 
 
 def globbed_files(run: RunDirectory) -> dict[str, Path]:
-    """The optional run files, publication/ files and execution files present (§6.3), by
+    """The optional run files, publication/ files and execution files present, by
     relative path. One walk of each folder; globbing per execution folder costs far more."""
     found: dict[str, Path] = {}
     for name in RUN_FILES:

@@ -1,4 +1,4 @@
-"""Example review run directories for demos and tests (issue #4 §5).
+"""Example review run directories for demos and tests (issue #4 ).
 
 Each example is a complete, schema-valid run directory as `make_review` would write it (run.json,
 task attempts with solver turns and verifier logs, three independent judges per task, task and

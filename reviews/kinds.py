@@ -1,4 +1,4 @@
-"""Kind detection of a review collection from its content (reviews.md §4.3)."""
+"""Kind detection of a review collection from its content."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Display labels of the review page and API (reviews.md §8, §9.3, §18)."""
+"""Display labels of the review page and API."""
 
 from __future__ import annotations
 
@@ -55,5 +55,5 @@ def count_label(count: int, singular: str, plural: str | None = None) -> str:
     return f"{count} {singular if count == 1 else (plural or singular + 's')}"
 
 
-display_date = review_date_label  # "Mar 3, 2025" in UTC (reviews.md §9.3)
+display_date = review_date_label  # "Mar 3, 2025" in UTC
 stored_timestamp = timestamps.text_of

@@ -1,5 +1,5 @@
 """Published review collections, their evidence artifacts, grading bindings, publication jobs and
-confirmed verifier defects (reviews.md, defects.md)."""
+confirmed verifier defects."""
 
 import uuid
 
@@ -65,7 +65,7 @@ class ReviewArtifact(models.Model):
 
 
 class GradingBinding(models.Model):
-    """A proof that a review's executed grading applies to a source revision (reviews.md §11)."""
+    """A proof that a review's executed grading applies to a source revision."""
 
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="grading_bindings")
     review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="grading_bindings")
@@ -135,7 +135,7 @@ class ReviewPublication(models.Model):
 
 
 class VerifierIssue(models.Model):
-    """A confirmed verifier, task-import or judge-output defect of a source (defects.md §2)."""
+    """A confirmed verifier, task-import or judge-output defect of a source."""
 
     Status = IssueStatus
 

@@ -1,4 +1,4 @@
-"""Publication of a review run directory (reviews.md §4, §6) and curator grading bindings (§11.2).
+"""Publication of a review run directory and curator grading bindings.
 
 Validation and every write happen in one transaction holding a row lock on the source; the display
 state is recomputed before the transaction ends.
@@ -47,7 +47,7 @@ BINDING_REFUSED = (
 
 class PublicationConflict(Exception):
     """expected_review_id no longer names the current review: the collection was archived into the
-    pool but the rating was left alone (§4.4). ``result`` is what was stored."""
+    pool but the rating was left alone. ``result`` is what was stored."""
 
     def __init__(self, result: dict[str, Any]) -> None:
         super().__init__(CONFLICT_MESSAGE)
@@ -61,7 +61,7 @@ def publish_run_directory(
     user: Any = None,
     expected_review_id: str | None = None,
 ) -> dict[str, Any]:
-    """Validate and publish a run directory; returns the §6.6 result.
+    """Validate and publish a run directory; returns the result.
 
     Raises ``PublicationRejected`` (nothing written) or ``PublicationConflict`` (pool evidence
     written, rating unchanged).
@@ -174,7 +174,7 @@ def _result(run: ValidatedRun, source: Source, *, capped: bool, rated: bool) -> 
 
 def bind_grading_review(*, review: Review, evidence_path: str, user: Any = None) -> GradingBinding:
     """A curator's binding of a review to the source's grading revision through a proof artifact
-    (§11.2); refused unless the binding would be valid (§11.3)."""
+    ; refused unless the binding would be valid."""
     with transaction.atomic():
         source = Source.objects.select_for_update().get(id=review.source_id)
         row = RowRevisions.of(source)

@@ -1,5 +1,5 @@
-"""Rating derivation of a `rating` collection (reviews.md §7) and its cap while verifier defects are
-open (defects.md §5.2.1)."""
+"""Rating derivation of a `rating` collection and its cap while verifier defects are
+open."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Reads of the review page, the artifact page and the review API (reviews.md §13–§20).
+"""Reads of the review page, the artifact page and the review API.
 
 ``review_bundle`` loads everything a review page needs in a fixed number of queries; the other
 functions shape that bundle into what the page shows and never touch the database.
@@ -95,7 +95,7 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
     if review is None:
         return None
     # The pool needs only counts; only non-rating collections can carry a pool role (kind
-    # detection, reviews.md §4.3), so only theirs are loaded.
+    # detection), so only theirs are loaded.
     others = list(
         Review.objects.filter(source_id=review.source_id)
         .exclude(id=review.id)
@@ -198,7 +198,7 @@ def _newest_first(moment: dt.datetime | None) -> tuple[bool, float]:
     return (moment is None, -moment.timestamp() if moment else 0.0)
 
 
-# --- review cards, issues (§13, §18.2.3, §18.2.9) -----------------------------------------------
+# --- review cards, issues -----------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -258,7 +258,7 @@ class IssueLine:
 
 
 def review_cards(*, bundle: ReviewBundle) -> list[ReviewCard]:
-    """Cards of the main and supplemental collections in display order (§18.2.9)."""
+    """Cards of the main and supplemental collections in display order."""
     collections = [bundle.review, *bundle.supplemental]
     superseded_ids = {
         item.get("supersedes_review_id")
@@ -348,7 +348,7 @@ def _card_order(card: ReviewCard) -> tuple[bool, bool, bool, float, str]:
 
 
 def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
-    """Every ``kind: issue`` finding of the displayed cards, in card order (§18.2.3)."""
+    """Every ``kind: issue`` finding of the displayed cards, in card order."""
     return [
         IssueLine(
             prefix=f"{card.method_label} · {card.reviewer_label}",
@@ -364,7 +364,7 @@ def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
     ]
 
 
-# --- header (§9.4, §16) ---------------------------------------------------------------------------
+# --- header ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -437,7 +437,7 @@ def latest_reviewed_at(*, collections: list[dict[str, Any]]) -> dt.datetime | No
     return max(dates, default=None)
 
 
-# --- provenance & applicability section (§10, §14.2, §18.2.4) -----------------------------------
+# --- provenance & applicability section -----------------------------------
 
 PROVENANCE_FIELDS = (
     ("marinskyrl_commit", "MarinSkyRL commit"),
@@ -518,7 +518,7 @@ def _source_subject(collection: dict[str, Any]) -> dict[str, Any]:
     return next((s for s in collection.get("subjects") or [] if s.get("level") == "source"), {})
 
 
-# --- dataset content equivalence (§12.3) ---------------------------------------------------------
+# --- dataset content equivalence ---------------------------------------------------------
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Server-side trace viewers (reviews.md §19).
+"""Server-side trace viewers.
 
 static/reviews/trace_viewers.js implements the same rules for lazily loaded viewers and must emit
 the same markup: both build the tree through one ``el(tag, attrs, children)`` shape, and the tests

@@ -1,6 +1,6 @@
-"""Validation of a review run directory before publication (reviews.md §5).
+"""Validation of a review run directory before publication.
 
-Checks run in the order of §5; the first failure raises ``PublicationRejected`` with the exact
+Checks run in the order ; the first failure raises ``PublicationRejected`` with the exact
 message. Nothing here writes: ``publish_run_directory`` calls this inside its transaction, after
 which the caller holds the row lock taken by check 8.
 """
@@ -44,7 +44,7 @@ COMMIT = re.compile(r"^[0-9a-f]{40}$")
 
 
 class PublicationRejected(Exception):
-    """The run directory cannot be published; the message is the exact §5 text."""
+    """The run directory cannot be published; the message says what is wrong."""
 
 
 @dataclass(frozen=True)
@@ -147,7 +147,7 @@ def json_pointer(parts: Any) -> str:
     return "/" + "/".join(escaped) if escaped else "/"
 
 
-# --- §5.1–§5.7: the collection on its own ---
+# --- the collection on its own ---
 
 
 def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
@@ -250,7 +250,7 @@ def _check_provenance(collection: dict[str, Any], kind: str) -> None:
         raise PublicationRejected("Native reviews must record the MSkyRL commit")
 
 
-# --- §5.8–§5.13: against the Atlas source ---
+# --- against the Atlas source ---
 
 
 def _locked_active_source(atlas_id: str) -> Source:
@@ -344,7 +344,7 @@ def _check_not_older(source: Source, updated_at: dt.datetime | None) -> None:
         raise PublicationRejected("A newer review is already current for this source")
 
 
-# --- §5.14–§5.15: the files to archive ---
+# --- the files to archive ---
 
 
 def _archived_files(
@@ -370,7 +370,7 @@ def _archived_files(
         if file is None:
             if path in cited:
                 raise PublicationRejected(not_text(path=path))
-            continue  # uncited non-text files of the globbed set are skipped (reviews.md §5.14)
+            continue  # uncited non-text files of the globbed set are skipped
         files.append(file)
     return tuple(sorted([*files, *generated], key=lambda file: file.path))
 

@@ -1,4 +1,4 @@
-"""Review page and artifact page (reviews.md §18, §20)."""
+"""Review page and artifact page."""
 
 from __future__ import annotations
 

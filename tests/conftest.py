@@ -36,7 +36,7 @@ def _isolated_settings(settings, tmp_path_factory):
 
 
 def make_row(source_id: str = "MarinSkyRL:example", **overrides: Any) -> dict[str, Any]:
-    """A valid exported row (catalog.md §5) with derived fields consistent with its tags."""
+    """A valid exported row with derived fields consistent with its tags."""
     origin, _, key = source_id.partition(":")
     tags = overrides.pop("tags", ["rlvr", "single-turn"])
     row: dict[str, Any] = {

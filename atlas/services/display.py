@@ -1,4 +1,4 @@
-"""Recompute and store the display-state cache of sources (catalog.md §9.2)."""
+"""Recompute and store the display-state cache of sources."""
 
 from __future__ import annotations
 

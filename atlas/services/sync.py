@@ -1,5 +1,5 @@
 """The one sync service: validate the whole artifact, then reconcile the saved inventory with it in
-one transaction under the catalog-refresh lock (catalog.md §6–§8)."""
+one transaction under the catalog-refresh lock."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ UPSERT_FIELDS = ["origin", "payload", "active", *DISPLAY_COLUMNS]
 
 
 class SyncRejected(Exception):
-    """The artifact is invalid; the message is the exact §6 text. A failed run was recorded."""
+    """The artifact is invalid; the message says what is wrong. A failed run was recorded."""
 
     def __init__(self, message: str, run_id: int) -> None:
         super().__init__(message)
@@ -40,7 +40,8 @@ def sync_catalog(
     user_id: int | None = None,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Run one sync and return the result payload of §8.6, or the busy object of §8.2.
+    """Run one sync and return the result payload, or the busy object when another sync holds
+    the lock.
     ``progress`` receives one line per origin as the sync goes (the command prints them)."""
     started_at = timezone.now()
     try:

@@ -1,4 +1,4 @@
-"""GET /api/sources/, /api/sources/<id>/ and /api/refreshes/ (catalog.md §12)."""
+"""GET /api/sources/, /api/sources/<id>/ and /api/refreshes/."""
 
 import datetime as dt
 from urllib.parse import parse_qsl, urlsplit

@@ -1,4 +1,4 @@
-"""Validation of a catalog artifact (catalog.md §6) and the validated-artifact cache."""
+"""Validation of a catalog artifact and the validated-artifact cache."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one filter set and ordering (catalog-page.md §2, §9, §11; difficulty.md §11)."""
+"""The one filter set and ordering."""
 
 import pytest
 from django.db import connection

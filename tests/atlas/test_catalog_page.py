@@ -1,4 +1,4 @@
-"""The catalog page `/` (catalog-page.md): chrome, metrics, tabs, controls, table, paging."""
+"""The catalog page `/`: chrome, metrics, tabs, controls, table, paging."""
 
 import datetime as dt
 import re

@@ -1,4 +1,4 @@
-"""count_inputs (catalog.md §11): footer-only parquet row counts of a local download."""
+"""count_inputs: footer-only parquet row counts of a local download."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GET /export.csv (catalog-page.md §14)."""
+"""GET /export.csv."""
 
 import csv
 import io

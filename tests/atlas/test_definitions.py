@@ -1,4 +1,4 @@
-"""Source definitions (catalog.md §2): the rules of §2.4, defaults, file discovery, rows."""
+"""Source definitions: the rules of §2.4, defaults, file discovery, rows."""
 
 from __future__ import annotations
 

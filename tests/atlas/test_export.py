@@ -1,4 +1,4 @@
-"""export_catalog (catalog.md §3, §4): derived fields, revision, file format, atomic failure."""
+"""export_catalog: derived fields, revision, file format, atomic failure."""
 
 from __future__ import annotations
 

@@ -83,7 +83,7 @@ def test_verifiers_and_grading_selection_match_exactly(inventory, rows):
         actual = (row["verifier_name"], row["verifier_revision"], row["verifier_url"])
         if actual != expected or row.get("grading_scope") != grading:
             mismatches.append((source_id, actual, expected, row.get("grading_scope"), grading))
-        # The inventory declares no precomputed grading fingerprint (§2.3).
+        # The inventory declares no precomputed grading fingerprint.
         assert "grading_revision" not in row and "grading_manifest" not in row
     assert mismatches == []
     assert sum("grading_scope" in row for row in rows.values()) == 103

@@ -1,4 +1,4 @@
-"""POST /api/refresh/ and the no-JS refresh form (catalog.md §12.4, catalog-page.md §15)."""
+"""POST /api/refresh/ and the no-JS refresh form."""
 
 from contextlib import contextmanager
 

@@ -1,4 +1,4 @@
-"""Concurrent syncs with real connections (catalog.md §8.2, §8.5.5).
+"""Concurrent syncs with real connections.
 
 PostgreSQL: two threads, two connections, the advisory transaction lock. SQLite: the file lock
 from two threads. Both use committed transactions (``transactional_db``), like production.

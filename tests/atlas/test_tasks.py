@@ -1,4 +1,4 @@
-"""The Celery task (catalog.md §8.1.2): one call into the sync service, in-process or queued."""
+"""The Celery task: one call into the sync service, in-process or queued."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The review and artifact pages in the system Chromium (reviews.md §18.3, §19, §20)."""
+"""The review and artifact pages in the system Chromium."""
 
 from __future__ import annotations
 

@@ -510,7 +510,7 @@ def publish(
 
 
 def set_current(review: Review, *, quality: str | None = "good") -> Source:
-    """The curated update of a rating publication (reviews.md §6.4), without validation."""
+    """The curated update of a rating publication, without validation."""
     source = Source.objects.get(id=review.source_id)
     subject = next(s for s in review.collection["subjects"] if s["level"] == "source")
     Source.objects.filter(id=source.id).update(
@@ -551,7 +551,7 @@ def record_issue(
 def attestation_file(
     *, executed_revision: str, current_revision: str, population: int | None = 100
 ) -> tuple[str, str]:
-    """A dataset-content equivalence attestation artifact (reviews.md §12.1)."""
+    """A dataset-content equivalence attestation artifact."""
     body = {
         "file_path": "data/train.parquet",
         "executed_revision": executed_revision,

@@ -1,4 +1,4 @@
-"""POST /api/reviews/publications/ and GET /api/reviews/publications/<id>/ (reviews.md §4.2)."""
+"""POST /api/reviews/publications/ and GET /api/reviews/publications/<id>/."""
 
 import io
 import tarfile

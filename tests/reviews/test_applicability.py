@@ -1,4 +1,4 @@
-"""Staleness after syncs change a row's revisions (reviews.md §10) and grading bindings (§11)."""
+"""Staleness after syncs change a row's revisions and grading bindings."""
 
 import json
 from dataclasses import replace

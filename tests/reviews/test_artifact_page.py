@@ -1,4 +1,4 @@
-"""The artifact page (reviews.md §20)."""
+"""The artifact page."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Public review reads (reviews.md §17.1–§17.2)."""
+"""Public review reads."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The review page (reviews.md §18, defects.md §8.3)."""
+"""The review page."""
 
 from __future__ import annotations
 
@@ -105,7 +105,7 @@ def test_imported_review_without_date_or_commit(client, source):
     assert "Review date unknown · MarinSkyRL commit not recorded in imported review" in text
     assert "Imported audit · Source · Conditional" in text
     assert "Severity not recorded" in text
-    # Source mappings in the provenance section (§14.2).
+    # Source mappings in the provenance section.
     for value in (
         "upstream/audits",
         SOURCE_ID,
@@ -234,7 +234,7 @@ def test_reported_technical_issues(client, current):
         "Judge 2 doubts the answer key of task 0."
     ) in text
     assert "Judge 2 doubts the answer key of task 1." in text
-    # Supplemental verifier_defect findings join the summary (defects.md §8.3.4).
+    # Supplemental verifier_defect findings join the summary.
     defect, files = f.supplemental_collection()
     f.publish(defect, files)
     text = page_text(get_page(client, current))

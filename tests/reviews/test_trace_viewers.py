@@ -1,4 +1,4 @@
-"""Trace viewers (reviews.md §19): the Python renderer, and the JavaScript renderer producing the
+"""Trace viewers: the Python renderer, and the JavaScript renderer producing the
 same markup for the same artifacts (run under Node with a minimal document stand-in)."""
 
 from __future__ import annotations

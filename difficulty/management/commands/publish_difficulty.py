@@ -1,4 +1,4 @@
-"""python manage.py publish_difficulty --run-dir DIR --atlas-id ID (difficulty.md §12)."""
+"""Python manage.py publish_difficulty --run-dir DIR --atlas-id ID."""
 
 import json
 from pathlib import Path

@@ -1,4 +1,4 @@
-"""python manage.py publish_review --run-dir DIR --atlas-id ID [--remote URL] (reviews.md §4.1)."""
+"""Python manage.py publish_review --run-dir DIR --atlas-id ID [--remote URL]."""
 
 from __future__ import annotations
 
