@@ -20,6 +20,9 @@ DEFINITIONS = ROOT / "fixtures" / "sources"
 def pytest_collection_modifyitems(config, items):
     from django.db import connection
 
+    for item in items:
+        if "browser" in item.keywords:
+            item.add_marker(pytest.mark.slow)  # a browser is another process too
     if connection.vendor == "postgresql":
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL (set DATABASE_URL)")

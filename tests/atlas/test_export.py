@@ -332,6 +332,7 @@ def test_unwritable_output_exits_with_one_line(tmp_path):
         export(write_sources(tmp_path / "defs"), blocker / "catalog.json")
 
 
+@pytest.mark.slow
 def test_command_process_exits_non_zero_with_one_line_per_error(tmp_path):
     defs = write_sources(
         tmp_path / "defs",

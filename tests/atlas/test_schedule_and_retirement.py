@@ -26,6 +26,7 @@ def beat_schedule(expression: str) -> subprocess.CompletedProcess:
     )  # fmt: skip
 
 
+@pytest.mark.slow
 def test_schedule_fields_keep_their_cron_positions():
     weekly = beat_schedule("0 3 * * 1")
     assert weekly.returncode == 0, weekly.stderr
@@ -36,6 +37,7 @@ def test_schedule_fields_keep_their_cron_positions():
     assert monthly.stdout.startswith("[30] [4] [0, 1, 2, 3, 4, 5, 6] [15]")
 
 
+@pytest.mark.slow
 def test_malformed_schedule_is_a_configuration_error():
     broken = beat_schedule("every day")
     assert broken.returncode != 0

@@ -41,6 +41,7 @@ def manage(*args: str, **env_overrides: str) -> subprocess.CompletedProcess:
     )
 
 
+@pytest.mark.slow
 def test_check_deploy_passes_without_warnings_in_production_shape():
     key = secrets.token_urlsafe(48)  # 64 characters, many distinct
     assert len(key) >= 50
@@ -58,6 +59,7 @@ def test_check_deploy_passes_without_warnings_in_production_shape():
     assert "WARNINGS" not in done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_check_deploy_flags_the_development_shape():
     # The same command must be able to fail: with DEBUG on, the deploy checks warn.
     done = manage("check", "--deploy", "--fail-level", "WARNING", DEBUG="1")
@@ -65,12 +67,14 @@ def test_check_deploy_flags_the_development_shape():
     assert "security.W018" in done.stdout + done.stderr  # DEBUG=True in deployment
 
 
+@pytest.mark.slow
 def test_secret_key_is_required_when_debug_is_off():
     done = manage("check", DEBUG="0")
     assert done.returncode != 0
     assert "SECRET_KEY must be set when DEBUG is off" in done.stderr
 
 
+@pytest.mark.slow
 def test_invalid_debug_value_is_rejected():
     done = manage("check", DEBUG="maybe", SECRET_KEY="x" * 60)
     assert done.returncode != 0

@@ -138,6 +138,7 @@ def _forget_connections():
         del celery_app._local.backend
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not BROKER_URL, reason="CELERY_BROKER_URL is not set (no Redis broker)")
 @pytest.mark.django_db(transaction=True)
 def test_real_worker_syncs_through_the_broker_and_is_idempotent(

@@ -223,6 +223,7 @@ def test_publish_review_remote_uploads_and_writes_the_result(
     assert result["quality"] == "good" and source_row().review_id == result["review_id"]
 
 
+@pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalog, tmp_path):
     """With a broker the view only queues the job; a separate worker thread imports it."""

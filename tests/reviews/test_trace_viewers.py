@@ -222,12 +222,14 @@ def run_javascript(cases: list[tuple[str, str]], tmp_path: Path) -> list[str]:
     return json.loads(completed.stdout)
 
 
+@pytest.mark.slow
 def test_javascript_renderer_matches_python_renderer(tmp_path):
     rendered = run_javascript(CASES, tmp_path)
     for (path, content), javascript in zip(CASES, rendered, strict=True):
         assert javascript == str(render_artifact(path=path, content=content)), path
 
 
+@pytest.mark.slow
 def test_javascript_renderer_truncates_like_python(tmp_path):
     cases = [
         ("big.log", "a" * (TRUNCATION_BYTES - 1) + "é" + "tail"),
