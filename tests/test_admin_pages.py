@@ -9,7 +9,7 @@ from atlas.services.sync import sync_catalog
 from reviews.defects import confirm_verifier_issue
 from reviews.models import ReviewArtifact, VerifierIssue
 from tests.conftest import make_row
-from tests.reviews.defect_builders import ISSUE_URL, confirming_collection
+from tests.reviews.factories import ISSUE_URL, confirming_collection
 
 pytestmark = pytest.mark.django_db
 

@@ -1,4 +1,7 @@
-"""Published review collections built directly as rows, for page, API and difficulty tests.
+"""The tests' one builder of published review collections, stored directly as rows: realistic
+collections for page, API and difficulty tests, and the small defect-flavoured collections the
+verifier-defect rules are tested with (``runtime_review``, ``defect_review``, ``fix_review``,
+``store_collection``). Run directories for publication tests come from ``tests.reviews.builders``.
 
 ``native_collection`` returns a realistic schema 0.3.0 document and its evidence files (per sampled
 task: one runtime execution, three independent judges and a task synthesis; one source synthesis;
@@ -574,3 +577,134 @@ def publish_pool() -> tuple[Review, Review, Review]:
     imported, imported_files = imported_collection()
     imported_review = publish(imported, imported_files)
     return old_review, supplemental, imported_review
+
+
+# --- defect-flavoured collections (defects.md) ----------------------------------------------------
+
+ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/4242"
+DEFECT_ATTEMPT = "tasks/0/execution-1/attempt.json"
+DEFECT_SUBJECT = "subject-source"
+DEFECT_REVIEWED_AT = "2026-11-01T00:00:00Z"
+
+
+def _defect_review(review_id: str, method: str, **fields: Any) -> dict[str, Any]:
+    defaults: dict[str, Any] = {
+        "subject_id": DEFECT_SUBJECT,
+        "method": method,
+        "reviewer": _actor("Reviewer"),
+        "reviewed_at": DEFECT_REVIEWED_AT,
+        "summary": f"{method} review",
+        "verdict": "keep",
+        "evidence": [],
+    }
+    defaults.update(fields)
+    return _review(review_id, **defaults)
+
+
+def _attempt_evidence() -> list[dict[str, Any]]:
+    return [_evidence(DEFECT_ATTEMPT, {DEFECT_ATTEMPT: "{}"})]
+
+
+def runtime_review(
+    *,
+    verified: bool = True,
+    tests_executed: Any = True,
+    with_evidence: bool = True,
+    execution_path: str = "tasks/0/execution-1",
+) -> dict[str, Any]:
+    return _defect_review(
+        "runtime-1",
+        "runtime_execution",
+        tests_executed=tests_executed,
+        evidence=_attempt_evidence() if with_evidence else [],
+        attributes={
+            "verification": {"status": "verified" if verified else "error"},
+            "execution_path": execution_path,
+        },
+    )
+
+
+def defect_review(*, issue_url: str | None = ISSUE_URL, with_issue: bool = True) -> dict[str, Any]:
+    attributes: dict[str, Any] = {"review_pool_role": "verifier_defect"}
+    if issue_url is not None:
+        attributes["issue_url"] = issue_url
+    if with_issue:
+        findings = [
+            finding(
+                "defect-1/finding/0", kind="issue", severity="high", text="rejects valid answers"
+            )
+        ]
+    else:
+        findings = [finding("defect-1/finding/0", kind="observation", severity=None, text="note")]
+    return _defect_review("defect-1", "static_inspection", findings=findings, attributes=attributes)
+
+
+def resolution_entry(source: Source, **overrides: Any) -> dict[str, Any]:
+    entry = {
+        "issue_url": ISSUE_URL,
+        "dataset_revision": source.payload["dataset_revision"],
+        "verifier_revision": source.payload["verifier_revision"],
+        "fix_validated": True,
+        "validation_evidence": DEFECT_ATTEMPT,
+    }
+    entry.update(overrides)
+    return entry
+
+
+def fix_review(entries: list[dict[str, Any]]) -> dict[str, Any]:
+    return _defect_review(
+        "synthesis-1",
+        "synthesis",
+        evidence=_attempt_evidence(),
+        attributes={"resolved_verifier_issues": entries},
+    )
+
+
+def store_collection(
+    source: Source,
+    reviews: list[dict[str, Any]],
+    *,
+    kind: str = "rating",
+    updated_at: dt.datetime | None = None,
+    artifacts: tuple[str, ...] = (DEFECT_ATTEMPT,),
+) -> Review:
+    """Store a collection of ``reviews`` as a published review of ``source`` holding the given
+    artifact paths (each ``{}``); the kind and date are given, not derived."""
+    collection = {
+        "schema_version": "0.3.0",
+        "execution_provenance": None,
+        "created_at": IMPORTED_AT,
+        "subjects": [],
+        "reviews": reviews,
+        "tag_assignments": [],
+        "source_mappings": [],
+        # Distinct bytes for otherwise equal collections, so each gets its own review id.
+        "salt": Review.objects.count(),
+    }
+    text = serialize(collection)
+    review = Review.objects.create(
+        id=sha256_text(text),
+        source=source,
+        collection=json.loads(text),
+        kind=kind,
+        updated_at=updated_at if updated_at is not None else timezone.now(),
+        published_at=timezone.now(),
+    )
+    contents = {"quality-reviews.json": text, **{path: "{}" for path in artifacts}}
+    ReviewArtifact.objects.bulk_create(
+        ReviewArtifact(
+            review=review,
+            path=path,
+            content=content,
+            sha256=sha256_text(content),
+            size=len(content.encode("utf-8")),
+        )
+        for path, content in contents.items()
+    )
+    return review
+
+
+def confirming_collection(source: Source, **kwargs: Any) -> Review:
+    return store_collection(
+        source, [defect_review(**kwargs), runtime_review()], kind="supplemental"
+    )

@@ -25,7 +25,7 @@ from reviews.defects import (
 )
 from reviews.models import VerifierIssue
 from tests.conftest import make_row
-from tests.reviews.defect_builders import (
+from tests.reviews.factories import (
     ISSUE_URL,
     confirming_collection,
     defect_review,
