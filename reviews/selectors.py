@@ -19,11 +19,11 @@ from django.db.models.functions import Coalesce
 from atlas import timestamps
 from atlas.models import Source
 from reviews import labels, page_sections
+from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.vocabularies import ReviewKind
 
 COLLECTION_PATH = "quality-reviews.json"
-POOL_ROLES = frozenset({"verifier_defect", "verifier_revision_attestation"})
 ATTESTATION_PATH = re.compile(r"^publication/dataset-revision-attestation-[^/]+\.json$")
 COMMIT_URL = "https://github.com/marin-community/MarinSkyRL/commit/{commit}"
 _FAR_PAST = dt.datetime.min.replace(tzinfo=dt.UTC)
@@ -188,8 +188,7 @@ def artifact(*, review_id: str, path: str) -> ReviewArtifact | None:
 
 def _has_pool_role(collection: dict[str, Any]) -> bool:
     return any(
-        (item.get("attributes") or {}).get("review_pool_role") in POOL_ROLES
-        for item in collection.get("reviews") or []
+        pool_role(item) for item in collection.get("reviews") or [] if isinstance(item, dict)
     )
 
 

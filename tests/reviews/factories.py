@@ -26,6 +26,7 @@ from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from atlas.services.sync import sync_catalog
 from reviews.defect_invariant import defect_writer
+from reviews.kinds import detect_kind
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from tests.conftest import make_row
 
@@ -464,15 +465,6 @@ def imported_collection(
         "execution_provenance": None,
     }
     return collection, files
-
-
-def detect_kind(collection: dict[str, Any]) -> str:
-    if collection.get("source_mappings"):
-        return "imported"
-    roles = {(r.get("attributes") or {}).get("review_pool_role") for r in collection["reviews"]}
-    return (
-        "supplemental" if roles & {"verifier_defect", "verifier_revision_attestation"} else "rating"
-    )
 
 
 def publish(
