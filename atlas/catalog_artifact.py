@@ -1,18 +1,29 @@
 """The catalog artifact (``dist/catalog.json``): canonical form, revision, writing, and the complete
-validation a sync runs before it changes anything."""
+validation a sync runs before it changes anything.
+
+Validation is complete so one bad row cannot take the site down after a sync: the documented rules
+run in their order of precedence, then every row is checked against the checked-in JSON Schema
+(``atlas/schema/catalog.schema.json``, every field the pages, API and CSV read) and every value
+against what the database can store (no NUL or lone surrogate in a string, integers within 64 bits,
+finite numbers, nesting within ``MAX_DEPTH``). A refusal names the row and the field path.
+"""
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
+import stat
 import tempfile
 import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atlas import timestamps
+from django.conf import settings
+
+from atlas import json_values, source_ids, timestamps
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 SCHEMA_VERSION = 1
@@ -25,6 +36,11 @@ STRING_OR_NULL_FIELDS = (
     "quality", "review_url", "review_date", "review_source_revision", "review_verifier_revision",
     "difficulty", "grading_revision",
 )  # fmt: skip
+
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "catalog.schema.json"
+MAX_DEPTH = 12  # a row's deepest legitimate value (grading_scope.task_assets.blend.x) is at 4
+DEFAULT_MAX_CATALOG_BYTES = 1024 * 2**20
 
 
 class CatalogInvalid(Exception):
@@ -89,12 +105,37 @@ _cache_lock = threading.Lock()
 _cache: dict[str, ValidatedCatalog] = {}
 
 
-def load_catalog(path: Path) -> ValidatedCatalog:
-    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once."""
+def max_catalog_bytes() -> int:
+    return int(getattr(settings, "ATLAS_MAX_CATALOG_BYTES", DEFAULT_MAX_CATALOG_BYTES))
+
+
+def read_artifact(path: Path) -> bytes:
+    """The artifact's bytes: a regular file within the size cap (a FIFO or a device must neither
+    hang the sync nor exhaust memory)."""
+    limit = max_catalog_bytes()
     try:
-        data = Path(path).read_bytes()
+        # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+        descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
         raise CatalogInvalid(f"Catalog artifact not found: {path}") from None
+    info = os.fstat(descriptor)
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
+        if stat.S_ISDIR(info.st_mode):
+            raise CatalogInvalid(f"Catalog artifact not found: {path}")
+        raise CatalogInvalid(f"Catalog artifact is not a regular file: {path}")
+    with os.fdopen(descriptor, "rb") as handle:
+        if info.st_size > limit:
+            raise CatalogInvalid(f"Catalog artifact exceeds {limit} bytes: {path}")
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise CatalogInvalid(f"Catalog artifact exceeds {limit} bytes: {path}")
+    return data
+
+
+def load_catalog(path: Path) -> ValidatedCatalog:
+    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once."""
+    data = read_artifact(Path(path))
     digest = hashlib.sha256(data).hexdigest()
     with _cache_lock:
         cached = _cache.get(digest)
@@ -109,10 +150,8 @@ def load_catalog(path: Path) -> ValidatedCatalog:
 
 def validate_bytes(data: bytes) -> ValidatedCatalog:
     try:
-        document = json.loads(data.decode("utf-8"), parse_constant=_reject_constant)
-    except UnicodeDecodeError as exc:
-        raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
-    except (json.JSONDecodeError, ValueError) as exc:
+        document = json_values.loads(data)
+    except json_values.UnreadableJson as exc:
         raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
         raise CatalogInvalid("Catalog artifact is not valid JSON: the document is not an object")
@@ -141,7 +180,9 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
             raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
         seen.add(row["id"])
     for row in rows:
-        bad_field = _invalid_field(row)
+        if not source_ids.is_valid(row["id"]):
+            raise CatalogInvalid(f"Catalog source {source_ids.shown(row['id'])} has an invalid id")
+        bad_field = _invalid_field(row) or _schema_failure(row) or _unstorable(row)
         if bad_field:
             raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
     revised_at = document.get("revised_at")
@@ -155,11 +196,6 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         for o in sorted(by_origin)
     )
     return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
-
-
-def _reject_constant(name: str) -> Any:
-    # NaN and Infinity are Python extensions, not JSON.
-    raise ValueError(f"{name} is not a JSON value")
 
 
 def _invalid_field(row: dict[str, Any]) -> str | None:
@@ -191,4 +227,32 @@ def _invalid_field(row: dict[str, Any]) -> str | None:
     pipeline = row.get("pipeline")
     if pipeline is not None and not isinstance(pipeline, dict):
         return "pipeline"
+    review_date = row.get("review_date")
+    if review_date is not None and timestamps.parse_date_or_datetime(review_date) is None:
+        return "review_date"
     return None
+
+
+@functools.cache
+def _row_validator() -> Any:
+    # Imported on first use: jsonschema's format checkers are slow to import.
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    row_schema = {**schema["$defs"]["source"], "$defs": schema["$defs"]}
+    return Draft202012Validator(row_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def _schema_failure(row: dict[str, Any]) -> str | None:
+    """The field path of the first schema violation of a row (the shallowest), or None."""
+    errors = list(_row_validator().iter_errors(row))
+    if not errors:
+        return None
+    error = min(errors, key=lambda item: (len(item.absolute_path), list(map(str, item.path))))
+    return json_values.field_path(error.absolute_path) or "row"
+
+
+def _unstorable(row: dict[str, Any]) -> str | None:
+    path = json_values.unstorable_path(row, max_depth=MAX_DEPTH)
+    return None if path is None else path or "row"

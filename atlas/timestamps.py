@@ -82,6 +82,16 @@ def parse_date_or_datetime(value: Any) -> dt.datetime | None:
     return parse_or_none(value)
 
 
+def latest_acceptable(*, now: dt.datetime | None = None) -> dt.datetime:
+    """The latest judgment or measurement time accepted: now plus the clock-skew allowance
+    (``ATLAS_CLOCK_SKEW_SECONDS``, default 300)."""
+    from django.conf import settings
+    from django.utils import timezone
+
+    skew = int(getattr(settings, "ATLAS_CLOCK_SKEW_SECONDS", 300))
+    return (now or timezone.now()) + dt.timedelta(seconds=skew)
+
+
 def is_valid(value: Any) -> bool:
     try:
         parse(value)

@@ -10,7 +10,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from atlas import timestamps
+from atlas import json_values, timestamps
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.attestation import (
@@ -37,6 +37,7 @@ from reviews.defects import has_open_defect
 from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
+    as_text,
     check_against_stored,
     max_artifact_bytes,
     not_text,
@@ -86,10 +87,16 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
 
 
 def _read_report(*, run_dir: Path) -> str:
-    try:
-        return (run_dir / REPORT_PATH).read_bytes().decode("utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise DifficultyPublicationError(str(NotAReportError())) from error
+    path = RunDirectory(run_dir).resolve(REPORT_PATH)
+    if path is None:
+        raise DifficultyPublicationError(str(NotAReportError()))
+    data = read_limited(
+        path, relative=REPORT_PATH, limit=max_artifact_bytes(), error=DifficultyPublicationError
+    )
+    text = as_text(data)
+    if text is None:
+        raise DifficultyPublicationError(str(NotAReportError()))
+    return text
 
 
 def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
@@ -97,11 +104,21 @@ def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
         report = parse_report(text=text)
     except NotAReportError as error:
         raise DifficultyPublicationError(str(error)) from error
+    unstorable = json_values.unstorable_path(report)
+    if unstorable is not None:
+        raise DifficultyPublicationError(
+            f"Difficulty report holds a value the Atlas cannot store at {unstorable or 'its root'}"
+        )
     key = missing_key(report=report)
     if key:
         raise DifficultyPublicationError(f"Difficulty report lacks {key}")
     if report["atlas_id"] != atlas_id:
         raise DifficultyPublicationError("Difficulty report names a different Atlas source")
+    estimated_at = timestamps.parse_or_none(report["estimated_at"])
+    if estimated_at is not None and estimated_at > timestamps.latest_acceptable():
+        raise DifficultyPublicationError(
+            f"Difficulty measurement time is in the future: {report['estimated_at']}"
+        )
     return report
 
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
+
+from atlas import json_values
 
 REPORT_PATH = "difficulty.json"
 HISTORY_PREFIX = "difficulty/history/"
@@ -22,8 +23,8 @@ class NotAReportError(ValueError):
 def parse_report(*, text: str | bytes) -> dict[str, Any]:
     """The report object, or NotAReportError when the text is not a model comparison report."""
     try:
-        document = json.loads(text)
-    except (ValueError, UnicodeDecodeError) as error:
+        document = json_values.loads(text)
+    except json_values.UnreadableJson as error:
         raise NotAReportError() from error
     if not isinstance(document, dict) or not isinstance(document.get("models"), list):
         raise NotAReportError()

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.db import transaction
 
-from atlas import timestamps
+from atlas import json_values, timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
@@ -91,6 +91,7 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     run_grading = None
     reviewed_data_revision = None
     updated_at = latest_reviewed_at(collection)
+    _check_not_in_future(updated_at)
     if kind == ReviewKind.RATING:
         if native and payload.get("grading_revision"):
             run_grading = _check_grading_identity(run_dir, collection, atlas_id, payload)
@@ -151,14 +152,22 @@ def json_pointer(parts: Any) -> str:
 
 
 def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
-    path = run_dir / COLLECTION_FILE
-    if not path.is_file():
+    path = RunDirectory(run_dir).resolve(COLLECTION_FILE)
+    if path is None:
         raise PublicationRejected("Run directory has no quality-reviews.json")
-    raw = path.read_bytes()
+    raw = read_limited(
+        path, relative=COLLECTION_FILE, limit=max_artifact_bytes(), error=PublicationRejected
+    )
     try:
-        return raw, json.loads(raw.decode("utf-8"))
-    except ValueError as exc:
-        raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from exc
+        collection = json_values.loads(raw)
+    except json_values.UnreadableJson as exc:
+        raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from None
+    unstorable = json_values.unstorable_path(collection)
+    if unstorable is not None:
+        raise PublicationRejected(
+            f"Review collection holds a value the Atlas cannot store at {unstorable or 'its root'}"
+        )
+    return raw, collection
 
 
 def _check_schema(collection: Any) -> None:
@@ -375,5 +384,24 @@ def _archived_files(
     return tuple(sorted([*files, *generated], key=lambda file: file.path))
 
 
+def _check_not_in_future(updated_at: dt.datetime | None) -> None:
+    """A judgment dated beyond the clock-skew allowance would block every later real review of
+    the source as "older"."""
+    if updated_at is not None and updated_at > timestamps.latest_acceptable():
+        raise PublicationRejected(
+            f"Review judgment time is in the future: {timestamps.format_utc(updated_at)}"
+        )
+
+
 def _check_existing_artifacts(review_id: str, files: tuple[ArtifactFile, ...]) -> None:
     check_against_stored(review_id=review_id, files=files, error=PublicationRejected)
+    if not Review.objects.filter(id=review_id).exists():
+        return
+    # A published review's evidence is immutable: the same bytes again are a no-op, a new file is
+    # refused (difficulty artifacts attached later are not part of this comparison).
+    stored = set(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True))
+    added = sorted(file.path for file in files if file.path not in stored)
+    if added:
+        raise PublicationRejected(
+            f"Review collection is already published; its evidence cannot change: {added[0]}"
+        )

@@ -1,0 +1,89 @@
+"""JSON documents the database can store: one strict reader and one check for every intake
+(catalog artifact, review collections, difficulty reports).
+
+PostgreSQL's ``jsonb`` refuses NUL characters, lone surrogates and non-finite numbers; BIGINT
+columns stop at 64 bits; and a document nested thousands deep exhausts the recursion of any reader.
+Each of these once reached the database (or a page) and answered 500 instead of a refusal.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from typing import Any
+
+MAX_DEPTH = 32
+INT64 = (-(2**63), 2**63 - 1)
+
+
+class UnreadableJson(ValueError):
+    """Not a JSON document this project accepts; ``str(exc)`` says why."""
+
+
+def loads(data: bytes | str) -> Any:
+    """Parse strict JSON: UTF-8, no NaN or Infinity, nesting a reader can follow."""
+    try:
+        text = data.decode("utf-8") if isinstance(data, bytes) else data
+        return json.loads(text, parse_constant=_reject_constant)
+    except UnicodeDecodeError as exc:
+        raise UnreadableJson(str(exc)) from None
+    except RecursionError:
+        raise UnreadableJson("the document is nested too deeply") from None
+    except ValueError as exc:
+        raise UnreadableJson(str(exc)) from None
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON value")
+
+
+def field_path(parts: Any) -> str:
+    """``pipeline.files[0]`` from a sequence of keys and indexes."""
+    text = ""
+    for part in parts:
+        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+    return text
+
+
+def unstorable_path(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
+    """The path of the first value the database cannot store (NUL, lone surrogate, integer beyond
+    64 bits, non-finite number) or nested deeper than ``max_depth``; "" for the root; None if
+    every value can be stored."""
+    return _scan(value, (), 0, max_depth)
+
+
+def _scan(value: Any, path: tuple[Any, ...], depth: int, max_depth: int) -> str | None:
+    if depth > max_depth:
+        return field_path(path)
+    if isinstance(value, str):
+        return None if storable_text(value) else field_path(path)
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int):
+        return None if INT64[0] <= value <= INT64[1] else field_path(path)
+    if isinstance(value, float):
+        return None if math.isfinite(value) else field_path(path)
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not storable_text(str(key)):
+                return field_path((*path, key))
+            found = _scan(item, (*path, key), depth + 1, max_depth)
+            if found is not None:
+                return found
+        return None
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _scan(item, (*path, index), depth + 1, max_depth)
+            if found is not None:
+                return found
+    return None
+
+
+def storable_text(text: str) -> bool:
+    if "\x00" in text:
+        return False
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate
+        return False
+    return True

@@ -1,0 +1,29 @@
+"""What a source id may be: one pattern for definitions, the catalog artifact, the sync and routes.
+
+Ids name a population across the whole system (``Origin:name`` with ``/`` for nested components,
+spaces allowed as in "Task Trove:…"). A control character, a leading or trailing space or slash, or
+an empty path segment would make a source unreachable by URL or invisible in a list, so they are
+refused wherever an id enters.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+MAX_LENGTH = 255
+# First and last characters are letters, digits or closing punctuation; inside, printable ASCII
+# without the characters URLs and CSV treat specially; no "//".
+PATTERN = r"^(?!.*//)[A-Za-z0-9](?:[A-Za-z0-9 ._:/+@()\[\]=,-]{0,253}[A-Za-z0-9._)\]-])?$"
+_COMPILED = re.compile(PATTERN)
+
+
+def is_valid(value: Any) -> bool:
+    return isinstance(value, str) and bool(_COMPILED.match(value))
+
+
+def shown(value: Any) -> str:
+    """The id as a message may print it: control characters escaped, one line, bounded."""
+    text = value if isinstance(value, str) else repr(value)
+    escaped = text.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+    return escaped if len(escaped) <= 300 else escaped[:300] + "…"
