@@ -13,7 +13,7 @@ MANAGE := $(UV) run --frozen python manage.py
 # Benchmarks talk to an in-process client over plain HTTP, like the tests.
 BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
 
-.PHONY: help install run demo catalog test worker beat lint format bench clean
+.PHONY: help install run demo catalog test worker beat lint check format bench clean
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -54,6 +54,12 @@ beat: install ## the Celery scheduler for ATLAS_SYNC_SCHEDULE (run exactly one)
 lint: install ## ruff check and format check
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
+
+check: install ## lint, migrations up to date, types
+	$(UV) run --frozen ruff check .
+	$(UV) run --frozen ruff format --check .
+	$(UV) run --frozen python manage.py makemigrations --check --dry-run
+	$(UV) run --frozen mypy atlas reviews difficulty
 
 format: install ## apply ruff fixes and formatting
 	$(UV) run --frozen ruff check --fix .

@@ -39,6 +39,15 @@ class CuratedQualityForm(forms.ModelForm):
         return cleaned
 
 
+# Plain field names, kept outside the class: there ``fields`` has ModelAdmin's type, whose items
+# may also be field groups, so readonly_fields could not be derived from it.
+SOURCE_FIELDS = [
+    "id", "origin", "active", "payload", "quality", "difficulty", "traces", "review_id",
+    "review_date", "review_source_revision", "review_verifier_revision", "effective_quality",
+    "review_applicability", "open_issue_count",
+]  # fmt: skip
+
+
 @admin.register(Source)
 class SourceAdmin(admin.ModelAdmin):
     form = CuratedQualityForm
@@ -46,12 +55,8 @@ class SourceAdmin(admin.ModelAdmin):
     list_filter = ["origin", "active", "status", "effective_quality"]
     search_fields = ["id", "display_name", "search_text"]
     show_full_result_count = False
-    fields = [
-        "id", "origin", "active", "payload", "quality", "difficulty", "traces", "review_id",
-        "review_date", "review_source_revision", "review_verifier_revision", "effective_quality",
-        "review_applicability", "open_issue_count",
-    ]  # fmt: skip
-    readonly_fields = [name for name in fields if name != "quality"]
+    fields = list(SOURCE_FIELDS)
+    readonly_fields = [name for name in SOURCE_FIELDS if name != "quality"]
 
     def has_add_permission(self, request, obj=None):
         return False

@@ -15,6 +15,7 @@ from itertools import islice
 
 from django.db import connections
 from django.db.models import Case, F, Func, QuerySet, TextField, Value, When
+from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Coalesce, Concat, Left
 from django.db.models.lookups import In
 from django.http import StreamingHttpResponse
@@ -93,10 +94,10 @@ class Guarded(Func):
         return sql, (*params, *params, *params)
 
 
-def export_fields() -> dict[str, object]:
+def export_fields() -> dict[str, Combinable]:
     """Every exported field, in header order, as a SQL expression."""
     text = {name: F(name) for name in ("display_name", "origin", "canonical_source")}
-    fields = {
+    fields: dict[str, Combinable] = {
         **{f"csv_{name}": Guarded(expression) for name, expression in text.items()},
         "csv_task_count": F("task_count"),
         "csv_turns": F("turns"),
@@ -167,7 +168,8 @@ def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
     values = export_values(queryset=queryset, nulls_as_empty=True)
     sql, params = values.query.get_compiler(using=values.db).as_sql()
     # COPY takes no bind parameters; merged client-side, Django's debug cursor also logs it.
-    statement = connection.ops.compose_sql(
+    # compose_sql exists only on the PostgreSQL backend's operations, which the stubs don't know.
+    statement = connection.ops.compose_sql(  # type: ignore[attr-defined]
         f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, FORCE_QUOTE *, ENCODING 'UTF8')", params
     )
     batch = [header_line().encode("utf-8")]

@@ -72,7 +72,10 @@ def capped_for_open_defect(quality: str | None) -> str:
     return OPEN_DEFECT_CAP.get(quality or "", OPEN_DEFECT_DEFAULT)
 
 
-OPEN_DEFECT_CAP = {Quality.BAD: Quality.BAD.value, Quality.SOME_ISSUES: Quality.SOME_ISSUES.value}
+OPEN_DEFECT_CAP: dict[str, str] = {
+    Quality.BAD: Quality.BAD.value,
+    Quality.SOME_ISSUES: Quality.SOME_ISSUES.value,
+}
 OPEN_DEFECT_DEFAULT = Quality.SOME_ISSUES.value
 
 

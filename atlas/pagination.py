@@ -3,7 +3,7 @@ beyond the last shows the last page — on the page and in the sources API alike
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,9 +78,11 @@ def strict_paging(query: Mapping[str, str]) -> tuple[int, int]:
 class CatalogPagination(BasePagination):
     """``{count, next, previous, results}`` with ``page`` and ``page_size``."""
 
-    def paginate_queryset(self, queryset: QuerySet, request, view=None) -> list[Any]:
+    def paginate_queryset(
+        self, queryset: QuerySet | Sequence[Any], request, view=None
+    ) -> list[Any]:
         number, size = strict_paging(request.query_params)
-        self.count = queryset.count()
+        self.count = queryset.count() if isinstance(queryset, QuerySet) else len(queryset)
         self.window = page_window(matching=self.count, number=number, size=size)
         self.url = request.build_absolute_uri()
         start = self.window.offset

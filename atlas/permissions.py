@@ -37,6 +37,8 @@ def permission_for_writes(permission: str, message: str) -> type[BasePermission]
     """A DRF permission: anyone may read, only holders of ``permission`` may write."""
 
     class WritesNeedPermission(BasePermission):
+        message: str  # assigned below; DRF reports it when the permission refuses
+
         def has_permission(self, request: Any, view: Any) -> bool:
             return request.method in SAFE_METHODS or may(request.user, permission)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.utils.html import format_html_join
@@ -349,6 +349,6 @@ def _refresh_without_script(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def export_csv(request: HttpRequest) -> HttpResponse:
+def export_csv(request: HttpRequest) -> StreamingHttpResponse:
     filterset = lenient_filterset(data=request.GET)
     return csv_response(queryset=filterset.qs)

@@ -84,7 +84,7 @@ def label(*, entry: dict[str, Any], mode: str, registry: Registry | None = None)
         role = next((r for r in protocol.roles if model_id and r.model == model_id), None)
         if role is not None:
             return role.short_name
-        return entry.get("display_name") or ROLE_TITLES.get(entry.get("size"), "Follow-up")
+        return entry.get("display_name") or ROLE_TITLES.get(entry.get("size") or "", "Follow-up")
     role = protocol.role(entry.get("size") or "")
     if (
         entry.get("measurement_status") == CURRENT
@@ -105,7 +105,7 @@ def tooltip(*, entry: dict[str, Any], mode: str) -> str:
     parts = [
         entry_name(entry),
         entry.get("provider") or "Provider recorded in run settings",
-        STATUS_LABELS.get(entry.get("measurement_status"), "Historical"),
+        STATUS_LABELS.get(entry.get("measurement_status") or "", "Historical"),
         f"{_text(entry.get('solved'))}/{_text(entry.get('verified'))} solved",
         f"{_text(entry.get('unverified'))} unverified",
         interval_text(entry=entry),
@@ -121,7 +121,7 @@ def _text(value: Any) -> str:
 def bar_class(*, entry: dict[str, Any]) -> str:
     if entry.get("followup_id"):
         return "bar-followup"
-    return BAR_CLASSES.get(entry.get("size"), "bar-followup")
+    return BAR_CLASSES.get(entry.get("size") or "", "bar-followup")
 
 
 def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:

@@ -77,7 +77,7 @@ def _first_protocol_failure(*, report: dict[str, Any], protocol: Protocol) -> st
     if len(report.get("models", [])) != 3 or sizes != sorted(ROLE_SIZES):
         return ROLES_MISMATCH
     by_size = {model["size"]: model for model in models}
-    roles = [protocol.role(size) for size in ROLE_SIZES]
+    roles = [protocol.required_role(size) for size in ROLE_SIZES]
     if any(by_size[role.size].get("model") != role.model for role in roles):
         return MODEL_MISMATCH
     for role in roles:
@@ -98,11 +98,11 @@ def _first_protocol_failure(*, report: dict[str, Any], protocol: Protocol) -> st
             found, value = _dotted(parameters, requirement.key)
             if not found or not _same_value(value, requirement.equals):
                 return requirement.message
-    for requirement in protocol.verifier_requirements:
-        if _records_key(models, requirement.key) and not _verifier_requirement_met(
-            models=models, requirement=requirement
+    for verifier_requirement in protocol.verifier_requirements:
+        if _records_key(models, verifier_requirement.key) and not _verifier_requirement_met(
+            models=models, requirement=verifier_requirement
         ):
-            return requirement.message
+            return verifier_requirement.message
     return None
 
 

@@ -22,7 +22,7 @@ SOLVED_BY_SIZE = {"small": 1, "large": 2, "hosted": 3}
 
 def _model_entry(*, size: str, solved: int) -> dict[str, Any]:
     protocol = current_protocol()
-    role = protocol.role(size)
+    role = protocol.required_role(size)
     parameters = dict(protocol.required_parameters(role))
     for requirement in role.requirements:
         target = parameters

@@ -20,7 +20,7 @@ from difficulty.attestation import (
     verify_attestation,
 )
 from difficulty.classification import CURRENT, classify_report
-from difficulty.eligibility import INACTIVE, Standing, refusal
+from difficulty.eligibility import INACTIVE, NOT_GOOD, Standing, refusal
 from difficulty.reports import (
     HISTORY_PREFIX,
     REPORT_PATH,
@@ -137,6 +137,8 @@ def _checked_source(*, source: Source, report: dict[str, Any]) -> Review:
     )
     if refused:
         raise DifficultyPublicationError(refused)
+    if review is None:  # cannot happen: refusal() refuses a source without a current review
+        raise DifficultyPublicationError(NOT_GOOD)
     if "source_revision" in report and report["source_revision"] != (source.payload or {}).get(
         "dataset_revision"
     ):
@@ -218,6 +220,8 @@ def _evidence_files(
     report = text_artifact(
         relative=REPORT_PATH, data=report_text.encode("utf-8"), limit=limit, error=error
     )
+    if report is None:  # cannot happen: the report parsed as UTF-8 JSON, which holds no NUL
+        raise DifficultyPublicationError(not_text(path=REPORT_PATH))
     files = [report]
     seen = {REPORT_PATH}
     cited_set = {path.resolve() for path in cited}

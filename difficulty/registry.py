@@ -70,6 +70,13 @@ class Protocol:
     def role(self, size: str) -> Role | None:
         return next((role for role in self.roles if role.size == size), None)
 
+    def required_role(self, size: str) -> Role:
+        """The role of ``size``; the current protocol defines every one of ``ROLE_SIZES``."""
+        role = self.role(size)
+        if role is None:
+            raise LookupError(f"Protocol {self.id} defines no {size} role.")
+        return role
+
     def required_parameters(self, role: Role) -> dict[str, Any]:
         return {**self.generation_parameters, **role.generation_parameters}
 
@@ -138,7 +145,8 @@ def _problems_in_current(*, entry: dict[str, Any]) -> list[str]:
     roles = entry.get("roles")
     roles = roles if isinstance(roles, list) else []
     sizes = [role.get("size") for role in roles if isinstance(role, dict)]
-    if sorted(sizes) != sorted(ROLE_SIZES) or len(sizes) != len(roles):
+    # key=str: a missing or non-text size is reported below instead of failing the sort.
+    if sorted(sizes, key=str) != sorted(ROLE_SIZES) or len(sizes) != len(roles):
         problems.append(
             "The current protocol must define exactly the roles small, large and hosted."
         )

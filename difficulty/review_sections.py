@@ -122,8 +122,8 @@ def build_sections(*, bundle: ReviewBundle, contents: dict[str, str]) -> dict[st
                 text=contents[REPORT_PATH], path=REPORT_PATH, standing=standing
             )
         except NotAReportError:
-            report = summary = None
-        if summary is not None:
+            pass  # not a report: no report section
+        else:
             result["report"] = _report_section(
                 report=report, summary=summary, evidence=evidence, contents=contents
             )
@@ -227,7 +227,8 @@ def _report_section(
 ) -> dict[str, Any]:
     status = summary["status"]
     protocol = protocol_of(report)
-    sampling = report.get("sampling") if isinstance(report.get("sampling"), dict) else {}
+    recorded_sampling = report.get("sampling")
+    sampling: dict[str, Any] = recorded_sampling if isinstance(recorded_sampling, dict) else {}
     sample_parts = [
         f"{sampling['task_count']} shared tasks" if sampling.get("task_count") is not None else "",
         str(sampling.get("method") or ""),
@@ -271,7 +272,7 @@ def _report_section(
 
 def _role_ordered(models: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rank = {"small": 0, "large": 1, "hosted": 2}
-    return sorted(models, key=lambda model: rank.get(model.get("size"), 3))
+    return sorted(models, key=lambda model: rank.get(model.get("size") or "", 3))
 
 
 def _interval(bounds: Any) -> str:
@@ -448,10 +449,12 @@ def _followup(
     )
     pair = [m for m in (earlier, entry) if m]
     report_path = item.get("report_path")
-    complete_with_report = (
-        followups.is_complete(item)
+    attempts_report = (
+        report_path
+        if followups.is_complete(item)
         and isinstance(report_path, str)
         and report_path in evidence.paths
+        else None
     )
     changes = [
         ("Changed parameter", _pretty(item.get("changed_parameter"))),
@@ -467,8 +470,10 @@ def _followup(
         "bars": bars_for(summary={**summary, "models": pair}, mode=FULL) if entry else [],
         "report": _link_or_missing(item.get("report_path"), evidence),
         "original_report": _link_or_missing(item.get("original_report_path"), evidence),
-        "attempts_viewer": evidence.viewer(report_path) if complete_with_report else None,
-        "no_attempts": None if complete_with_report else followups.NO_ATTEMPTS_YET,
+        "attempts_viewer": (
+            evidence.viewer(attempts_report) if attempts_report is not None else None
+        ),
+        "no_attempts": None if attempts_report is not None else followups.NO_ATTEMPTS_YET,
     }
 
 
@@ -515,7 +520,7 @@ def _attestation(*, contents: dict[str, str]) -> dict[str, str] | None:
 def _history(
     *, review_id: str, contents: dict[str, str], evidence: _Evidence
 ) -> list[dict[str, Any]]:
-    entries = []
+    entries: list[dict[str, Any]] = []
     for path, text in contents.items():
         if not path.startswith(HISTORY_PREFIX):
             continue

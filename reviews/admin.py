@@ -6,6 +6,8 @@ through forms that call the same services as the API and commands.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
@@ -73,7 +75,7 @@ class BindGradingForm(forms.Form):
     def __init__(self, *args, review: Review, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         paths = review.artifacts.order_by("path").values_list("path", flat=True)
-        self.fields["evidence_path"].choices = [
+        cast(forms.ChoiceField, self.fields["evidence_path"]).choices = [
             (p, p) for p in paths if p.startswith("publication/")
         ]
 
@@ -187,7 +189,8 @@ def _form_page(request, form, *, title: str, submit: str, intro: str = "") -> Te
 def _report_publication(request, publication: ReviewPublication) -> None:
     if publication.status == ReviewPublication.Status.PUBLISHED:
         messages.success(request, f"Published {publication.atlas_id}: {publication.result}")
-    elif publication.status == ReviewPublication.Status.FAILED:
+    elif publication.status == ReviewPublication.Status.FAILED and publication.error is not None:
+        # A failed job always has an error (review_publications_failed_has_error).
         messages.error(request, publication.error)
     else:
         messages.info(request, f"Publication {publication.pk} is {publication.status}.")

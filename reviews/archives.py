@@ -116,7 +116,10 @@ def _tar_entries(archive: Path) -> Iterator:
             by_name[member.name] = member
 
         def open_entry(entry: _Entry) -> IO[bytes]:
-            return bundle.extractfile(by_name[entry.name])
+            stream = bundle.extractfile(by_name[entry.name])
+            if stream is None:  # only regular files are opened, and each of them has a stream
+                raise _unsafe(entry.name)
+            return stream
 
         yield entries, open_entry
 

@@ -118,13 +118,16 @@ def confirm_verifier_issue(
 # --- resolution -----------------------------------------------------------------------------
 
 
+NOT_OPEN = "the issue is not open"
+
+
 def _refuse(reason: str) -> DefectRuleError:
     return DefectRuleError(RESOLUTION_PREFIX + reason)
 
 
 def validate_resolution(*, issue: VerifierIssue | None, resolution_review_id: str) -> Review:
     if issue is None or issue.status != VerifierIssue.Status.OPEN:
-        raise _refuse("the issue is not open")
+        raise _refuse(NOT_OPEN)
     review = Review.objects.filter(id=resolution_review_id).first()
     if review is None or review.source_id != issue.source_id or review.kind != ReviewKind.RATING:
         raise _refuse("the resolution review is not a published source review of this source")
@@ -160,9 +163,10 @@ def resolve_verifier_issue(
             "source_id": source_id, "issue_url": issue_url
         }  # fmt: skip
         issue = VerifierIssue.objects.filter(**lookup).first()
-        if issue is not None:
-            Source.objects.select_for_update().filter(id=issue.source_id).first()
-            issue = VerifierIssue.objects.select_for_update().get(pk=issue.pk)
+        if issue is None:
+            raise _refuse(NOT_OPEN)
+        Source.objects.select_for_update().filter(id=issue.source_id).first()
+        issue = VerifierIssue.objects.select_for_update().get(pk=issue.pk)
         review = validate_resolution(issue=issue, resolution_review_id=resolution_review_id)
         issue.status = VerifierIssue.Status.RESOLVED
         issue.resolution_review = review

@@ -120,7 +120,10 @@ def import_uploaded_publication(*, publication_id: str) -> str:
         return publication.status
     outcome: dict[str, Any] = {"status": ReviewPublication.Status.FAILED}
     importer = _importers.get(publication.type)
-    refusals = (ArchiveRejected, *(importer.refusals if importer else ()))
+    refusals: tuple[type[Exception], ...] = (
+        ArchiveRejected,
+        *(importer.refusals if importer else ()),
+    )
     with tempfile.TemporaryDirectory(prefix=SCRATCH_PREFIX, dir=scratch_dir()) as scratch:
         archive = Path(scratch) / "upload"
         archive.write_bytes(bytes(publication.archive))
@@ -167,8 +170,12 @@ def expire_stale_publications(*, now: dt.datetime | None = None) -> list[str]:
         updated_at=now,
     )
     for job_id in requeued:
-        transaction.on_commit(lambda job_id=job_id: import_publication.delay(job_id))
+        _import_after_commit(job_id)
     return requeued
+
+
+def _import_after_commit(job_id: str) -> None:
+    transaction.on_commit(lambda: import_publication.delay(job_id))
 
 
 def clean_scratch(*, older_than_seconds: int | None = None) -> int:

@@ -10,6 +10,7 @@ import datetime as dt
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -65,7 +66,7 @@ class PoolEntry:
 class ReviewBundle:
     review: Review
     source: Source
-    supplemental: list[Review]
+    supplemental: Sequence[Review]
     pool: list[PoolEntry]
     open_issues: list[VerifierIssue]
     resolved_issues: list[VerifierIssue]

@@ -82,7 +82,9 @@ class ReviewDetailSerializer(serializers.Serializer):
     verifier_issues = OpenVerifierIssueSerializer(source="open_issues", many=True)
     resolved_verifier_issues = ResolvedIssueSerializer(source="resolved_issues", many=True)
     review_pool = PoolEntrySerializer(source="pool", many=True)
-    source = ReviewSourceSerializer()
+    # The metaclass moves declared fields to _declared_fields; the stubs read this as
+    # overriding Field.source (the attribute path), which it never does at runtime.
+    source = ReviewSourceSerializer()  # type: ignore[assignment]
 
 
 class VerifierIssueSerializer(serializers.ModelSerializer):

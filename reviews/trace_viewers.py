@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from collections.abc import Sequence
 from decimal import Decimal
 from html import escape
 from typing import Any
@@ -27,7 +28,7 @@ _ARRAY_INDEX = re.compile(r"^(0|[1-9][0-9]*)$")
 _JS_SAFE_INTEGER = 2**53
 
 
-def el(tag: str, attrs: dict[str, str | None] | None = None, children: list[str] = ()) -> str:
+def el(tag: str, attrs: dict[str, str | None] | None = None, children: Sequence[str] = ()) -> str:
     """Markup of one element; text children are passed through ``text``."""
     rendered = "".join(
         f' {name}="{escape(value)}"' for name, value in (attrs or {}).items() if value is not None
@@ -102,6 +103,8 @@ def _number(value: int | float) -> str:
         return "0"
     sign = "-" if number < 0 else ""
     _, digit_tuple, exponent = Decimal(repr(abs(number))).normalize().as_tuple()
+    if not isinstance(exponent, int):  # NaN ('n'/'N'; parsing refuses it) or infinity ('F')
+        raise ValueError(f"Not a finite number: {value!r}")
     digits = "".join(str(d) for d in digit_tuple)
     k, n = len(digits), exponent + len(digits)
     if k <= n <= 21:

@@ -41,6 +41,7 @@ from reviews.vocabularies import ReviewKind
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+NO_SOURCE_SUBJECT = "Review subject does not identify the requested Atlas population"
 
 
 class PublicationRejected(Exception):
@@ -93,6 +94,8 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     updated_at = latest_reviewed_at(collection)
     _check_not_in_future(updated_at)
     if kind == ReviewKind.RATING:
+        if source_subject is None:  # _check_identity returns it for every kind but imported
+            raise PublicationRejected(NO_SOURCE_SUBJECT)
         if native and payload.get("grading_revision"):
             run_grading = _check_grading_identity(run_dir, collection, atlas_id, payload)
         reviewed_data_revision = _check_data_revision(run_dir, collection, source_subject, payload)
@@ -217,7 +220,7 @@ def _check_evidence_files(
         data = cited.get(relative) if relative else None
         if target is not None and data is None:
             data = target.read_bytes()
-        if data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
+        if not relative or data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
             raise PublicationRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
         cited[relative] = data
     return cited
@@ -282,7 +285,7 @@ def _check_identity(collection: dict[str, Any], kind: str, atlas_id: str) -> dic
         return None
     source_subjects = [s for s in collection["subjects"] if s["level"] == "source"]
     if len(source_subjects) != 1 or source_subjects[0]["source_id"] != atlas_id:
-        raise PublicationRejected("Review subject does not identify the requested Atlas population")
+        raise PublicationRejected(NO_SOURCE_SUBJECT)
     return source_subjects[0]
 
 
@@ -362,9 +365,12 @@ def _archived_files(
     """The collection, cited evidence and present optional files; the publisher's own files
     (``generated``) replace any copy left in the run directory by an earlier publication."""
     limit = max_artifact_bytes()
-    files = [
-        text_artifact(relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected)
-    ]
+    collection_file = text_artifact(
+        relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected
+    )
+    if collection_file is None:  # cannot happen: the collection parsed as UTF-8 JSON (no NUL)
+        raise PublicationRejected(not_text(path=COLLECTION_FILE))
+    files = [collection_file]
     skipped = {COLLECTION_FILE, *(file.path for file in generated)}
     globbed = globbed_files(files_in_run)
     for path in sorted(set(cited) | set(globbed)):

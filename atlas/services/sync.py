@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
@@ -259,11 +260,12 @@ def _copy_upsert(records: list[dict[str, Any]]) -> None:
     fields = {field.name: field for field in Source._meta.concrete_fields}
     names = ["id", *UPSERT_FIELDS]
     json_names = {name for name in names if fields[name].get_internal_type() == "JSONField"}
-    columns = sql.SQL(", ").join(sql.Identifier(fields[name].column) for name in names)
+    column = {name: _column(fields[name]) for name in names}
+    columns = sql.SQL(", ").join(sql.Identifier(column[name]) for name in names)
     stage = sql.Identifier(_STAGE_TABLE)
     table = sql.Identifier(Source._meta.db_table)
     updates = sql.SQL(", ").join(
-        sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(fields[name].column))
+        sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(column[name]))
         for name in UPSERT_FIELDS
     )
     with connection.cursor() as wrapper:
@@ -294,6 +296,13 @@ def _copy_upsert(records: list[dict[str, Any]]) -> None:
                 "ON CONFLICT (id) DO UPDATE SET {updates}"
             ).format(table=table, columns=columns, stage=stage, updates=updates)
         )
+
+
+def _column(field: Field) -> str:
+    """A concrete field's column (only a field not yet added to a model has none)."""
+    if field.column is None:
+        raise ValueError(f"Field {field.name} has no database column.")
+    return field.column
 
 
 def _unchanged(

@@ -72,7 +72,7 @@ def plural_count(count: int, words: str) -> str:
 
 
 @register.filter
-def byte_size(size: int) -> str:
+def byte_size(size: float) -> str:
     for unit in ("bytes", "KiB", "MiB"):
         if size < 1024 or unit == "MiB":
             return f"{size:,} {unit}" if unit == "bytes" else f"{size:,.1f} {unit}"
