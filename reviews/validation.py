@@ -35,7 +35,7 @@ from reviews.evidence_intake import (
 )
 from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
 from reviews.kinds import detect_kind, pool_role
-from reviews.models import Review
+from reviews.models import Review, ReviewArtifact
 from reviews.rating import source_synthesis
 from reviews.vocabularies import ReviewKind
 
