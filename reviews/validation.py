@@ -41,6 +41,8 @@ from reviews.vocabularies import ReviewKind
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
+LATE_PROOF = re.compile(r"publication/[^/]+\.json")
+MAX_LATE_PROOFS = 20
 NO_SOURCE_SUBJECT = "Review subject does not identify the requested Atlas population"
 
 
@@ -403,11 +405,20 @@ def _check_existing_artifacts(review_id: str, files: tuple[ArtifactFile, ...]) -
     check_against_stored(review_id=review_id, files=files, error=PublicationRejected)
     if not Review.objects.filter(id=review_id).exists():
         return
-    # A published review's evidence is immutable: the same bytes again are a no-op, a new file is
-    # refused (difficulty artifacts attached later are not part of this comparison).
+    # A published review's evidence is immutable: the same bytes again are a no-op and a new file
+    # is refused — except the few publisher proofs a later re-publication attaches (attestations
+    # and grading proofs directly under publication/, bounded in number). Difficulty artifacts
+    # attached by publish_difficulty are not part of this comparison.
     stored = set(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True))
     added = sorted(file.path for file in files if file.path not in stored)
-    if added:
+    late = [path for path in added if LATE_PROOF.fullmatch(path)]
+    stored_proofs = sum(1 for path in stored if LATE_PROOF.fullmatch(path))
+    refused = [path for path in added if not LATE_PROOF.fullmatch(path)]
+    if not refused and stored_proofs + len(late) > MAX_LATE_PROOFS:
+        refused = (
+            late[MAX_LATE_PROOFS - stored_proofs :] if stored_proofs < MAX_LATE_PROOFS else late
+        )
+    if refused:
         raise PublicationRejected(
-            f"Review collection is already published; its evidence cannot change: {added[0]}"
+            f"Review collection is already published; its evidence cannot change: {refused[0]}"
         )
