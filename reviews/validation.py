@@ -411,13 +411,10 @@ def _check_existing_artifacts(review_id: str, files: tuple[ArtifactFile, ...]) -
     # attached by publish_difficulty are not part of this comparison.
     stored = set(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True))
     added = sorted(file.path for file in files if file.path not in stored)
-    late = [path for path in added if LATE_PROOF.fullmatch(path)]
-    stored_proofs = sum(1 for path in stored if LATE_PROOF.fullmatch(path))
     refused = [path for path in added if not LATE_PROOF.fullmatch(path)]
-    if not refused and stored_proofs + len(late) > MAX_LATE_PROOFS:
-        refused = (
-            late[MAX_LATE_PROOFS - stored_proofs :] if stored_proofs < MAX_LATE_PROOFS else late
-        )
+    if not refused:
+        budget = MAX_LATE_PROOFS - sum(1 for path in stored if LATE_PROOF.fullmatch(path))
+        refused = added[max(budget, 0) :]
     if refused:
         raise PublicationRejected(
             f"Review collection is already published; its evidence cannot change: {refused[0]}"
