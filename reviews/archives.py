@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import posixpath
 import stat
+import struct
 import tarfile
 import zipfile
+import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -22,7 +24,8 @@ from reviews.evidence_set import COLLECTION_FILE
 
 DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_EXTRACTED_BYTES = 4 * DEFAULT_MAX_PUBLICATION_BYTES
-CHUNK = 1024 * 1024
+DEFAULT_MAX_EXPANSION_RATIO = 100
+CHUNK = 256 * 1024
 
 
 class ArchiveRejected(Exception):
@@ -58,22 +61,56 @@ def archive_format(name: str) -> str:
     raise ArchiveRejected("Publication archive must be a .tar.gz or .zip file")
 
 
+def max_expansion_ratio() -> int:
+    return int(getattr(settings, "ATLAS_MAX_EXPANSION_RATIO", DEFAULT_MAX_EXPANSION_RATIO))
+
+
+def extraction_budget(archive_bytes: int) -> int:
+    """Bytes an archive may expand to: the configured total, and at most ``max_expansion_ratio``
+    times the upload (a tiny archive of zeros must not fill the disk)."""
+    return min(max_extracted_bytes(), max(archive_bytes, 1) * max_expansion_ratio())
+
+
 def extract_archive(*, archive: Path, name: str, destination: Path) -> Path:
     """Extract ``archive`` into ``destination`` and return the run directory inside it."""
     kind = archive_format(name)
-    if archive.stat().st_size > max_publication_bytes():
+    size = archive.stat().st_size
+    if size > max_publication_bytes():
         raise ArchiveTooLarge(f"Publication archive exceeds {max_publication_bytes()} bytes")
+    budget = extraction_budget(size)
     opener = _tar_entries if kind == "tar" else _zip_entries
     try:
         with opener(archive) as (entries, open_entry):
-            _check_total(entries)
+            _check_total(entries, budget)
             destination.mkdir(parents=True, exist_ok=True)
-            _extract(entries, open_entry, destination)
-    except (tarfile.TarError, zipfile.BadZipFile, EOFError) as exc:
-        raise ArchiveRejected(f"Publication archive is not a readable {name}: {exc}") from exc
+            _extract(entries, open_entry, destination, budget)
+    except ArchiveRejected:
+        raise
+    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, struct.error) as exc:
+        raise ArchiveRejected(
+            f"Publication archive is not a readable {_kind_name(kind)}: {_reason(exc)}"
+        ) from None
+    except (NotImplementedError, RuntimeError, ValueError) as exc:
+        # Unsupported compression methods, encrypted members, malformed headers.
+        raise ArchiveRejected(
+            f"Publication archive is not a readable {_kind_name(kind)}: {_reason(exc)}"
+        ) from None
     except OSError as exc:
-        raise ArchiveRejected(f"Publication archive could not be extracted: {exc}") from exc
+        # strerror only: the full message names server paths.
+        raise ArchiveRejected(
+            f"Publication archive could not be extracted: {exc.strerror or type(exc).__name__}"
+        ) from None
     return run_root(destination)
+
+
+def _kind_name(kind: str) -> str:
+    return ".tar.gz" if kind == "tar" else ".zip"
+
+
+def _reason(exc: BaseException) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    # A reason never carries a server path (extraction happens in a scratch directory).
+    return text.split(" /", 1)[0].split(" '/", 1)[0][:200]
 
 
 def run_root(destination: Path) -> Path:
@@ -143,13 +180,13 @@ def _zip_entries(archive: Path) -> Iterator:
         yield entries, open_entry
 
 
-def _check_total(entries: list[_Entry]) -> None:
-    if sum(entry.size for entry in entries) > max_extracted_bytes():
-        raise ArchiveTooLarge(f"Publication archive expands beyond {max_extracted_bytes()} bytes")
+def _check_total(entries: list[_Entry], budget: int) -> None:
+    if sum(entry.size for entry in entries) > budget:
+        raise ArchiveTooLarge(f"Publication archive expands beyond {budget} bytes")
 
 
-def _extract(entries: list[_Entry], open_entry, destination: Path) -> None:
-    budget = max_extracted_bytes()
+def _extract(entries: list[_Entry], open_entry, destination: Path, limit: int) -> None:
+    budget = limit
     root = destination.resolve()
     for entry in entries:
         target = (root / entry.relative).resolve()
@@ -164,7 +201,5 @@ def _extract(entries: list[_Entry], open_entry, destination: Path) -> None:
                 budget -= len(chunk)
                 # Declared sizes can lie (zip bombs); the bytes actually written are what count.
                 if budget < 0:
-                    raise ArchiveTooLarge(
-                        f"Publication archive expands beyond {max_extracted_bytes()} bytes"
-                    )
+                    raise ArchiveTooLarge(f"Publication archive expands beyond {limit} bytes")
                 sink.write(chunk)

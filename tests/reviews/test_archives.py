@@ -148,7 +148,7 @@ def test_decompression_bomb_is_refused(tmp_path, settings):
 def test_lying_size_headers_are_stopped_while_writing(tmp_path, settings, monkeypatch):
     settings.ATLAS_MAX_EXTRACTED_BYTES = 10_000
     # As if the declared sizes were forged: only the bytes actually written can stop it.
-    monkeypatch.setattr("reviews.archives._check_total", lambda entries: None)
+    monkeypatch.setattr("reviews.archives._check_total", lambda entries, budget: None)
     archive = tmp_path / "run.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         bundle.writestr("quality-reviews.json", b"\0" * 50_000)
@@ -171,3 +171,42 @@ def test_corrupt_archive(tmp_path):
     archive.write_bytes(b"not gzip at all")
     with pytest.raises(ArchiveRejected, match="not a readable"):
         extract(tmp_path, archive)
+
+
+def test_expansion_is_bounded_by_a_ratio_of_the_upload(tmp_path, settings):
+    """A 20 MB file of zeros compresses to kilobytes; it may not expand beyond 100× the upload."""
+    settings.ATLAS_MAX_EXPANSION_RATIO = 100
+    archive = tmp_path / "run.tar.gz"
+    data = b"\0" * (20 * 2**20)
+    with tarfile.open(archive, "w:gz") as bundle:
+        info = tarfile.TarInfo("tasks/0001/execution-001/verifier.stdout")
+        info.size = len(data)
+        bundle.addfile(info, io.BytesIO(data))
+    uploaded = archive.stat().st_size
+    assert uploaded * 100 < len(data)
+    with pytest.raises(ArchiveTooLarge, match=f"expands beyond {uploaded * 100} bytes"):
+        extract(tmp_path, archive)
+    assert not (tmp_path / "out" / "tasks").exists()  # refused before anything was written
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[:-30],  # truncated central directory
+        lambda data: data.replace(b"PK\x03\x04", b"PK\x03\x05", 1),  # broken local header
+        lambda data: data[:40] + b"\xff" * 40 + data[80:],  # corrupt deflate stream
+    ],
+    ids=["truncated", "bad-header", "bad-deflate"],
+)
+def test_a_corrupt_zip_says_what_is_wrong_without_server_paths(tmp_path, damage):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
+        bundle.writestr("quality-reviews.json", "{" + '"x": 1,' * 2000 + '"y": 2}')
+    archive = tmp_path / "run.zip"
+    archive.write_bytes(damage(buffer.getvalue()))
+    with pytest.raises(ArchiveRejected) as refused:
+        extract(tmp_path, archive)
+    message = str(refused.value)
+    assert message.startswith("Publication archive is not a readable .zip: ")
+    assert len(message) > len("Publication archive is not a readable .zip: ") + 3
+    assert str(tmp_path) not in message and "/tmp" not in message
