@@ -11,13 +11,13 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.authentication import TokenAuthentication
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
-from rest_framework.permissions import AllowAny
+from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.renderers import JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -28,7 +28,7 @@ from reviews import selectors
 from reviews.archives import max_publication_bytes
 from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
 from reviews.models import ReviewPublication, VerifierIssue
-from reviews.publication_jobs import enqueue_publication
+from reviews.publication_jobs import enqueue_publication, expire_stale_publications
 from reviews.serializers import (
     ConfirmRequestSerializer,
     PublicationStateSerializer,
@@ -85,13 +85,21 @@ class PublicationCreateView(GenericAPIView):
 
 
 class PublicationDetailView(GenericAPIView):
-    """The state of one publication job."""
+    """The state of one publication job, for its publisher and staff only (an id is not a
+    secret); anyone else gets the same 404 as for an unknown job."""
 
-    permission_classes = [CanPublishReviews]
+    # Token first: an anonymous reader is told to authenticate (401), not refused (403).
+    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    permission_classes = [IsAuthenticated]
     serializer_class = PublicationStateSerializer
-    queryset = ReviewPublication.objects.defer("archive")
+
+    def get_queryset(self):
+        jobs = ReviewPublication.objects.defer("archive")
+        user = self.request.user
+        return jobs if user.is_staff else jobs.filter(created_by=user)
 
     def get(self, request: Request, publication_id) -> Response:
+        expire_stale_publications()  # a reader never sees a dead worker's job as "running"
         publication = get_object_or_404(self.get_queryset(), id=publication_id)
         return Response(self.get_serializer(publication).data)
 

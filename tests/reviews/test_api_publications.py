@@ -33,12 +33,13 @@ def source(write_catalog):
     return source_row()
 
 
-def client_for(*, permitted: bool) -> APIClient:
-    user = User.objects.create_user(f"curator-{permitted}")
+def client_for(*, permitted: bool, name: str | None = None) -> APIClient:
+    user, _ = User.objects.get_or_create(username=name or f"curator-{permitted}")
     if permitted:
         user.user_permissions.add(Permission.objects.get(codename="publish_review"))
+    token, _ = Token.objects.get_or_create(user=user)
     client = APIClient()
-    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     return client
 
 
@@ -78,14 +79,15 @@ def post(client, archive, **fields):
 
 @pytest.mark.parametrize("pack", [tar_gz_of, zip_of], ids=["tar.gz", "zip"])
 def test_upload_is_imported_and_its_state_readable(source, tmp_path, pack):
-    response = post(client_for(permitted=True), pack(build_run(tmp_path)))
+    publisher = client_for(permitted=True)
+    response = post(publisher, pack(build_run(tmp_path)))
     assert response.status_code == 202
     body = response.json()
     assert set(body) == {"id", "status", "url"}
     assert body["status"] == "queued"  # answered before the import that runs after the commit
     assert body["url"] == f"http://testserver{URL}{body['id']}/"
 
-    state = APIClient().get(f"{URL}{body['id']}/").json()
+    state = publisher.get(f"{URL}{body['id']}/").json()
     assert state["status"] == "published" and state["error"] is None
     assert state["atlas_id"] == SOURCE_ID
     assert state["result"]["quality"] == "good"
@@ -127,7 +129,7 @@ def test_unsafe_archive_fails_the_job_and_changes_nothing(source, tmp_path):
     before = database_state()
     response = post(client_for(permitted=True), tar_gz_of(build_run(tmp_path), extra=[(link, b"")]))
     assert response.status_code == 202
-    state = APIClient().get(response.json()["url"]).json()
+    state = client_for(permitted=True).get(response.json()["url"]).json()
     assert state["status"] == "failed"
     assert state["error"] == "Publication archive contains an unsafe path: evidence.json"
     after = database_state()
@@ -139,7 +141,7 @@ def test_validation_failure_is_reported_on_the_job(source, tmp_path):
     run_dir = build_run(tmp_path)
     (run_dir / "coalescer/parsed.json").write_text("{}\n")
     response = post(client_for(permitted=True), tar_gz_of(run_dir))
-    state = APIClient().get(response.json()["url"]).json()
+    state = client_for(permitted=True).get(response.json()["url"]).json()
     assert state["status"] == "failed"
     assert state["error"] == "Review evidence path/hash mismatch: coalescer/parsed.json"
     assert not Review.objects.exists()
@@ -156,7 +158,7 @@ def test_stale_expected_review_id_fails_but_archives(source, tmp_path):
         source_verdict="conditional",
     )
     response = post(client_for(permitted=True), tar_gz_of(newer), expected_review_id="0" * 64)
-    state = APIClient().get(response.json()["url"]).json()
+    state = client_for(permitted=True).get(response.json()["url"]).json()
     assert state["status"] == "failed" and state["error"] == CONFLICT_MESSAGE
     assert Review.objects.count() == 2
     assert source_row().review_id == current["review_id"]
@@ -179,13 +181,25 @@ def test_difficulty_type_goes_to_the_difficulty_publisher(source, tmp_path, monk
 
     monkeypatch.setattr("difficulty.publication.publish_difficulty_run", fake_publish)
     response = post(client_for(permitted=True), tar_gz_of(build_run(tmp_path)), type="difficulty")
-    state = APIClient().get(response.json()["url"]).json()
+    state = client_for(permitted=True).get(response.json()["url"]).json()
     assert state["status"] == "published" and state["result"]["kind"] == "difficulty"
     assert calls == [(SOURCE_ID, "curator-True", True)]
 
 
-def test_unknown_publication_is_404():
-    assert APIClient().get(f"{URL}00000000-0000-0000-0000-000000000000/").status_code == 404
+def test_unknown_publication_is_404(db):
+    answer = client_for(permitted=True).get(f"{URL}00000000-0000-0000-0000-000000000000/")
+    assert answer.status_code == 404
+
+
+def test_job_state_is_for_its_publisher_and_staff(source, tmp_path):
+    response = post(client_for(permitted=True), tar_gz_of(build_run(tmp_path)))
+    url = response.json()["url"]
+    assert APIClient().get(url).status_code == 401  # anonymous: sign in first
+    assert client_for(permitted=True, name="another-publisher").get(url).status_code == 404
+    staff = User.objects.create_user("staff-member", is_staff=True)
+    viewer = APIClient()
+    viewer.force_authenticate(staff)
+    assert viewer.get(url).json()["status"] == "published"
 
 
 def test_a_redelivered_import_does_nothing(source, tmp_path):
@@ -252,7 +266,7 @@ def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalo
             }
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                state = APIClient().get(response.json()["url"]).json()
+                state = client_for(permitted=True).get(response.json()["url"]).json()
                 if state["status"] in {"published", "failed"}:
                     break
                 time.sleep(0.2)
