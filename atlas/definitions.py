@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas import timestamps
+from atlas import source_ids, timestamps
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_.:/+-]*$")
@@ -197,6 +197,11 @@ def _build_row(entry: _Entry) -> dict[str, Any] | None:
             entry.fail(f"Source id must start with its origin: {source_id}")
         elif not key:
             entry.fail(f"Source id needs a key after the origin: {source_id}")
+        elif not source_ids.is_valid(source_id):
+            entry.fail(
+                f"Source id must be printable ASCII without control characters, leading or "
+                f"trailing spaces or slashes: {source_ids.shown(source_id)}"
+            )
 
     family = _string(entry, data, "family", "family", required=False) or ""
     if family and not FAMILY_RE.match(family):

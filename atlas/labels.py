@@ -100,6 +100,11 @@ def is_https(value: str | None) -> bool:
     return isinstance(value, str) and value.startswith("https://")
 
 
+def is_web_link(value: object) -> bool:
+    """Only http(s) URLs may become an ``href`` (never ``javascript:``, ``data:`` or others)."""
+    return isinstance(value, str) and value.lower().startswith(("https://", "http://"))
+
+
 def review_page_url(*, review_id: str) -> str:
     # The review page's route is part of the URL contract; the catalog links to it by name.
     return reverse("review-page", kwargs={"review_id": review_id})

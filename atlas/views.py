@@ -149,9 +149,9 @@ def catalog_row(source: Source) -> CatalogRow:
         ("Native task attempts", source.display_traces),
     ]
     links = []
-    if payload.get("url"):
+    if labels.is_web_link(payload.get("url")):
         links.append(("Pinned dataset ↗", payload["url"]))
-    if payload.get("verifier_url"):
+    if labels.is_web_link(payload.get("verifier_url")):
         links.append(("Verifier code ↗", payload["verifier_url"]))
     if source.display_review_id:
         review_url = labels.review_page_url(review_id=source.display_review_id)
