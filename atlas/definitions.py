@@ -199,8 +199,8 @@ def _build_row(entry: _Entry) -> dict[str, Any] | None:
             entry.fail(f"Source id needs a key after the origin: {source_id}")
         elif not source_ids.is_valid(source_id):
             entry.fail(
-                f"Source id must be printable ASCII without control characters, leading or "
-                f"trailing spaces or slashes: {source_ids.shown(source_id)}"
+                "Source id must hold letters, digits, spaces and . _ : / + @ ( ) [ ] = , - only, "
+                f"without leading or trailing spaces or slashes: {source_ids.shown(source_id)}"
             )
 
     family = _string(entry, data, "family", "family", required=False) or ""

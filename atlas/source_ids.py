@@ -12,9 +12,10 @@ import re
 from typing import Any
 
 MAX_LENGTH = 255
-# First and last characters are letters, digits or closing punctuation; inside, printable ASCII
-# without the characters URLs and CSV treat specially; no "//".
-PATTERN = r"^(?!.*//)[A-Za-z0-9](?:[A-Za-z0-9 ._:/+@()\[\]=,-]{0,253}[A-Za-z0-9._)\]-])?$"
+# First a letter or digit, last a word character or closing punctuation; inside, letters, digits
+# (any script), spaces and a few separators — nothing URLs, CSV or terminals treat specially, no
+# control character, no "//".
+PATTERN = r"^(?!.*//)[^\W_](?:[\w .:/+@()\[\]=,-]{0,253}[\w.)\]-])?$"
 _COMPILED = re.compile(PATTERN)
 
 

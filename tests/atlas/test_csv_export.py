@@ -29,7 +29,7 @@ def catalog(write_catalog):
                  tags=["rlvr", "single-turn", "gym/aime", "benchmark"], task_count=1234,
                  notes='say "hi"'),
         make_row("MarinSkyRL:b", display_name='He said "yes", then\nleft', task_count=None,
-                 url=None, verifier_url="@evil", tags=["alignment"]),
+                 url=None, verifier_revision="@evil", tags=["alignment"]),
         make_row("MarinSkyRL:c", display_name="-minus", tags=["excluded"], task_count=3),
         make_row("MarinSkyRL:d", display_name="\tTabbed", task_count=7),
     ]  # fmt: skip
@@ -60,7 +60,7 @@ def test_rows_raw_values_quoting_and_formula_guard(client, catalog):
     assert lines[2].startswith('"\'\tTabbed","MarinSkyRL","example/d","7",')
     assert lines[3].startswith('"He said ""yes"", then\nleft","MarinSkyRL","example/b","","",')
     assert ',"Alignment","false","math-answer","","","","Available","",' in lines[3]
-    assert lines[3].endswith(f'"\'@evil","{"b" * 64}"')
+    assert lines[3].endswith('"alignment","","\'@evil"')
 
 
 def test_same_query_as_the_page(client, catalog):
