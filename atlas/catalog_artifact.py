@@ -246,10 +246,12 @@ def _row_validator() -> Any:
 
 def _schema_failure(row: dict[str, Any]) -> str | None:
     """The field path of the first schema violation of a row (the shallowest), or None."""
-    errors = list(_row_validator().iter_errors(row))
-    if not errors:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(_row_validator().iter_errors(row))
+    if error is None:
         return None
-    error = min(errors, key=lambda item: (len(item.absolute_path), list(map(str, item.path))))
+    # best_match descends into anyOf alternatives: the path names the offending value itself.
     return json_values.field_path(error.absolute_path) or "row"
 
 

@@ -1,0 +1,43 @@
+"""The hostile corpus: inputs an outside tester sent, each refused with its message while every
+table stays exactly as it was."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pytest
+from django.apps import apps
+
+
+def fingerprint(*, skip: tuple[str, ...] = ()) -> dict[str, str]:
+    """A SHA-256 of every row of every project table (ordered by primary key), by table name."""
+    found: dict[str, str] = {}
+    for model in apps.get_models():
+        if model._meta.app_label not in {"atlas", "reviews", "difficulty"}:
+            continue
+        table = model._meta.db_table
+        if table in skip:
+            continue
+        rows = list(model.objects.order_by("pk").values_list())
+        digest = hashlib.sha256(json.dumps(rows, default=str, sort_keys=True).encode()).hexdigest()
+        found[table] = f"{len(rows)}:{digest}"
+    return found
+
+
+@pytest.fixture
+def tables():
+    """``tables.before()`` then ``tables.assert_unchanged(...)``."""
+
+    class Tables:
+        snapshot: dict[str, Any] = {}
+
+        def before(self, *, skip: tuple[str, ...] = ()) -> None:
+            self.skip = skip
+            self.snapshot = fingerprint(skip=skip)
+
+        def assert_unchanged(self) -> None:
+            assert fingerprint(skip=self.skip) == self.snapshot
+
+    return Tables()
