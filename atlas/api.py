@@ -25,7 +25,7 @@ from atlas.models import Refresh, RefreshRun, Source
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
 from atlas.selectors import refresh_state, source_detail
-from atlas.services.refresh import queue_page_open_refresh, run_refresh
+from atlas.services.refresh import queue_refresh, run_refresh
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
@@ -251,9 +251,12 @@ class RefreshView(APIView):
         force = _flag(request, "force", true=("true",), false=("", "false"))
         background = _flag(request, "background", true=("1",), false=("", "0"))
         by_token = isinstance(request.successful_authenticator, TokenAuthentication)
-        if background and not force and not by_token:
-            outcome = queue_page_open_refresh(user_id=request.user.pk)
+        if by_token:
+            # Scripts get the result (or the busy object) in the response.
+            outcome = run_refresh(force=force, trigger="api", user_id=request.user.pk)
+        elif force or background:
+            trigger = "button" if force else "page_open"
+            outcome = queue_refresh(force=force, trigger=trigger, user_id=request.user.pk)
         else:
-            trigger = "api" if by_token else ("button" if force else "page_open")
-            outcome = run_refresh(force=force, trigger=trigger, user_id=request.user.pk)
+            outcome = run_refresh(force=False, trigger="page_open", user_id=request.user.pk)
         return Response(outcome.body, status=outcome.http_status)

@@ -47,6 +47,8 @@ class SourceSnapshot:
     payload: Mapping[str, Any]
     active: bool
     curated: Mapping[str, Any]
+    # False for a row a sync is about to insert: nothing else can refer to it yet.
+    stored: bool = True
 
 
 @dataclass(frozen=True)

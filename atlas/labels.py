@@ -115,6 +115,8 @@ def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:
     warning."""
     if status == 200 and body.get("busy"):
         return body["message"], False
+    if status == 202:
+        return "Refresh started; reload the page to see the synchronised catalog.", False
     if status == 200:
         parts = [f"{item['origin']} {item['revision'][:8]}" for item in body.get("results", [])]
         return "  ·  ".join([*parts, "Packaged task-curation catalog loaded."]), False

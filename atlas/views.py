@@ -38,7 +38,7 @@ from atlas.selectors import (
     sync_status,
     view_totals,
 )
-from atlas.services.refresh import run_refresh
+from atlas.services.refresh import queue_refresh
 
 REGION_HEADER = "X-Atlas-Region"
 COLUMNS = (
@@ -340,7 +340,7 @@ def _refresh_without_script(request: HttpRequest) -> HttpResponse:
     """The no-JS "Refresh sources" form: forced sync, then 303 back to the same view."""
     if request.POST.get("refresh") != "force" or not is_curator(request.user):
         raise PermissionDenied("Only curators may refresh the catalog.")
-    outcome = run_refresh(force=True, trigger="button", user_id=request.user.pk)
+    outcome = queue_refresh(force=True, trigger="button", user_id=request.user.pk)
     text, warning = labels.refresh_outcome_text(status=outcome.http_status, body=outcome.body)
     messages.add_message(request, messages.WARNING if warning else messages.SUCCESS, text)
     response = redirect(request.get_full_path())

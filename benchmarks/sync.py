@@ -150,14 +150,13 @@ def service_sync(path: Path, *, force: bool = False) -> tuple[float, int]:
 
 def baseline_values(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple]]:
     """The columns and values the service writes for these rows (computed outside the timing)."""
-    from atlas.display_state import EMPTY_CONTEXT
-    from atlas.services.display import display_columns_for
+    from atlas.display_state import EMPTY_CONTEXT, compute_display_state
     from atlas.services.sync import UPSERT_FIELDS
 
     columns = ["id", *UPSERT_FIELDS]
     values = []
     for row in rows:
-        state = display_columns_for(payload=row, curated={}, active=True, context=EMPTY_CONTEXT)
+        state = compute_display_state(payload=row, curated={}, active=True, context=EMPTY_CONTEXT)
         record = {"id": row["id"], "origin": row["origin"], "payload": row, "active": True, **state}
         values.append(tuple(record[name] for name in columns))
     return columns, values

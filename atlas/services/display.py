@@ -5,8 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
+from django.db import connection
 from django.db.models import QuerySet
 
+from atlas import bulk_writes
 from atlas.contributions import gather_display_contexts
 from atlas.display_state import (
     CURATED_FIELDS,
@@ -58,12 +60,26 @@ def refresh_display_state(*, source_ids: Iterable[str] | None = None) -> int:
     updated = 0
     for rows in chunks:
         states = display_states(snapshots=[snapshot_of(row) for row in rows])
-        for row in rows:
-            for name, value in states[row.id].items():
-                setattr(row, name, value)
-        Source.objects.bulk_update(rows, DISPLAY_COLUMNS, batch_size=BATCH_SIZE)
+        store_display_states(states=states, rows=rows)
         updated += len(rows)
     return updated
+
+
+def store_display_states(*, states: dict[str, dict[str, Any]], rows: list[Source]) -> None:
+    """Write computed display columns: one set-based UPDATE on PostgreSQL (COPY + UPDATE … FROM),
+    the ORM's bulk update elsewhere."""
+    if connection.vendor == "postgresql":
+        bulk_writes.update(
+            model=Source,
+            key="id",
+            names=["id", *DISPLAY_COLUMNS],
+            records=({"id": source_id, **state} for source_id, state in states.items()),
+        )
+        return
+    for row in rows:
+        for name, value in states[row.id].items():
+            setattr(row, name, value)
+    Source.objects.bulk_update(rows, DISPLAY_COLUMNS, batch_size=BATCH_SIZE)
 
 
 def _chunks_of_all(queryset: QuerySet[Source]) -> Iterator[list[Source]]:

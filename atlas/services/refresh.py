@@ -33,9 +33,11 @@ def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOut
     return RefreshOutcome(OK, result)
 
 
-def queue_page_open_refresh(*, user_id: int | None) -> RefreshOutcome:
-    """The curator's page-open sync as a Celery task; in-process (eager) runs answer at once."""
-    pending = tasks.sync_catalog.delay(force=False, trigger="page_open", user_id=user_id)
+def queue_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
+    """A curator's sync from the page (opening it, or the Refresh button) as a Celery task, so a
+    long forced sync never runs inside a web request; the page polls the refresh state. In-process
+    (eager) runs answer at once."""
+    pending = tasks.sync_catalog.delay(force=force, trigger=trigger, user_id=user_id)
     if not isinstance(pending, EagerResult):
         return RefreshOutcome(QUEUED, {"queued": True})
     result = pending.get()

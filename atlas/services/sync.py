@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
-from django.db.models import Field
 from django.utils import timezone
 
+from atlas import bulk_writes
 from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
 from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.locks import catalog_refresh_lock
@@ -209,6 +209,7 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
                     curated={name: existing[row["id"]][name] for name in CURATED_FIELDS}
                     if row["id"] in existing
                     else {},
+                    stored=row["id"] in existing,
                 )
                 for row in batch
             ]
@@ -236,7 +237,7 @@ def _upsert(records: list[dict[str, Any]]) -> None:
     """Insert new sources (curated columns null) or set ``origin``, ``payload``, ``active`` and the
     display columns of existing ones; curated columns are never written."""
     if connection.vendor == "postgresql":
-        _copy_upsert(records)
+        bulk_writes.upsert(model=Source, key="id", names=["id", *UPSERT_FIELDS], records=records)
         return
     Source.objects.bulk_create(
         [Source(**record) for record in records],
@@ -245,64 +246,6 @@ def _upsert(records: list[dict[str, Any]]) -> None:
         unique_fields=["id"],
         update_fields=UPSERT_FIELDS,
     )
-
-
-_STAGE_TABLE = "atlas_sync_stage"
-
-
-def _copy_upsert(records: list[dict[str, Any]]) -> None:
-    """PostgreSQL: stream the rows with COPY into a transaction-local staging table, then apply
-    them with one set-based ``INSERT … SELECT … ON CONFLICT (id) DO UPDATE``. No statement binds
-    per-row parameters (the ORM's bulk upsert spends most of its time quoting them)."""
-    from psycopg import sql
-    from psycopg.types.json import Jsonb
-
-    fields = {field.name: field for field in Source._meta.concrete_fields}
-    names = ["id", *UPSERT_FIELDS]
-    json_names = {name for name in names if fields[name].get_internal_type() == "JSONField"}
-    column = {name: _column(fields[name]) for name in names}
-    columns = sql.SQL(", ").join(sql.Identifier(column[name]) for name in names)
-    stage = sql.Identifier(_STAGE_TABLE)
-    table = sql.Identifier(Source._meta.db_table)
-    updates = sql.SQL(", ").join(
-        sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(column[name]))
-        for name in UPSERT_FIELDS
-    )
-    with connection.cursor() as wrapper:
-        cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
-        cursor.execute(
-            sql.SQL(
-                "CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
-                "SELECT {columns} FROM {table} WITH NO DATA"
-            ).format(stage=stage, columns=columns, table=table)
-        )
-        cursor.execute(sql.SQL("TRUNCATE {stage}").format(stage=stage))
-        statement = sql.SQL("COPY {stage} ({columns}) FROM STDIN").format(
-            stage=stage, columns=columns
-        )
-        with cursor.copy(statement) as copy:
-            for record in records:
-                copy.write_row(
-                    [
-                        Jsonb(record[name])
-                        if name in json_names and record[name] is not None
-                        else record[name]
-                        for name in names
-                    ]
-                )
-        cursor.execute(
-            sql.SQL(
-                "INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
-                "ON CONFLICT (id) DO UPDATE SET {updates}"
-            ).format(table=table, columns=columns, stage=stage, updates=updates)
-        )
-
-
-def _column(field: Field) -> str:
-    """A concrete field's column (only a field not yet added to a model has none)."""
-    if field.column is None:
-        raise ValueError(f"Field {field.name} has no database column.")
-    return field.column
 
 
 def _unchanged(

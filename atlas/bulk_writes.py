@@ -1,0 +1,120 @@
+"""Set-based writes of many ``catalog_sources`` rows on PostgreSQL.
+
+Rows are streamed with ``COPY`` into a transaction-local staging table shaped like the target, then
+applied with one statement — ``INSERT … ON CONFLICT`` for a sync's upsert, ``UPDATE … FROM`` for a
+display-state recompute. No statement binds per-row parameters: the ORM's bulk methods spend most
+of their time quoting them (a forced sync that retired 50,000 sources spent minutes building
+``CASE … WHEN``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from django.db import connection
+from django.db.models import Model
+from psycopg import sql
+from psycopg.types.json import Jsonb
+
+
+def _columns(model: type[Model], names: Sequence[str]) -> tuple[list[str], set[str]]:
+    fields = {field.name: field for field in model._meta.concrete_fields}
+    columns = [str(fields[name].column) for name in names]
+    json_names = {name for name in names if fields[name].get_internal_type() == "JSONField"}
+    return columns, json_names
+
+
+def _stage(
+    cursor: Any,
+    *,
+    model: type[Model],
+    stage: str,
+    names: Sequence[str],
+    records: Iterable[dict[str, Any]],
+) -> None:
+    columns, json_names = _columns(model, names)
+    column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
+    cursor.execute(
+        sql.SQL(
+            "CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
+            "SELECT {columns} FROM {table} WITH NO DATA"
+        ).format(
+            stage=sql.Identifier(stage),
+            columns=column_list,
+            table=sql.Identifier(model._meta.db_table),
+        )
+    )
+    cursor.execute(sql.SQL("TRUNCATE {stage}").format(stage=sql.Identifier(stage)))
+    statement = sql.SQL("COPY {stage} ({columns}) FROM STDIN").format(
+        stage=sql.Identifier(stage), columns=column_list
+    )
+    with cursor.copy(statement) as copy:
+        for record in records:
+            copy.write_row(
+                [
+                    Jsonb(record[name])
+                    if name in json_names and record[name] is not None
+                    else record[name]
+                    for name in names
+                ]
+            )
+
+
+def upsert(
+    *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
+) -> None:
+    """Insert the records or, on a ``key`` conflict, set every column of ``names`` but the key."""
+    stage = f"{model._meta.db_table}_upsert_stage"
+    columns, _ = _columns(model, names)
+    key_column = _columns(model, [key])[0][0]
+    with connection.cursor() as wrapper:
+        cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
+        _stage(cursor, model=model, stage=stage, names=names, records=records)
+        updates = sql.SQL(", ").join(
+            sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(column))
+            for column in columns
+            if column != key_column
+        )
+        column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
+        cursor.execute(
+            sql.SQL(
+                "INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
+                "ON CONFLICT ({key}) DO UPDATE SET {updates}"
+            ).format(
+                table=sql.Identifier(model._meta.db_table),
+                columns=column_list,
+                stage=sql.Identifier(stage),
+                key=sql.Identifier(key_column),
+                updates=updates,
+            )
+        )
+
+
+def update(
+    *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
+) -> int:
+    """Set the columns of ``names`` (besides ``key``) on the existing rows the records name."""
+    stage = f"{model._meta.db_table}_update_stage"
+    columns, _ = _columns(model, names)
+    key_column = _columns(model, [key])[0][0]
+    with connection.cursor() as wrapper:
+        cursor = wrapper.cursor
+        _stage(cursor, model=model, stage=stage, names=names, records=records)
+        assignments = sql.SQL(", ").join(
+            sql.SQL("{column} = staged.{column}").format(column=sql.Identifier(column))
+            for column in columns
+            if column != key_column
+        )
+        cursor.execute(
+            sql.SQL(
+                "UPDATE {table} AS target SET {assignments} FROM {stage} AS staged "
+                "WHERE target.{key} = staged.{key}"
+            ).format(
+                table=sql.Identifier(model._meta.db_table),
+                assignments=assignments,
+                stage=sql.Identifier(stage),
+                key=sql.Identifier(key_column),
+            )
+        )
+        return int(cursor.rowcount)
