@@ -164,6 +164,18 @@ def parse_answer(content: str) -> Any:
         ) from None
 
 
+def _asked_with(stage_dir: Path, messages: list[dict[str, Any]]) -> bool:
+    """Whether the stage's last call was made with these messages: a saved answer is reused only
+    for matching inputs (a changed judge opinion must reach the coalescer again)."""
+    last = max(
+        (p for p in stage_dir.iterdir() if p.is_dir() and p.name.startswith("call-")),
+        default=None,
+        key=lambda p: p.name,
+    )
+    request = read_json(last / "request.json") if last is not None else None
+    return isinstance(request, dict) and request.get("messages") == messages
+
+
 def run_stage(
     *,
     client: ModelClient,
@@ -176,7 +188,7 @@ def run_stage(
     validates, else make one call and write ``parsed.json`` only for a valid answer (§8.7, §12.4)."""
     parsed_path = stage_dir / "parsed.json"
     cached = read_json(parsed_path) if parsed_path.is_file() else None
-    if cached is not None:
+    if cached is not None and _asked_with(stage_dir, messages):
         try:
             check_opinion(cached, kind=kind)
             if extra_check is not None:
