@@ -21,6 +21,10 @@ JUDGE_COUNT = 3
 SEGMENT_LIMIT_BYTES = 48_000
 SEGMENT_SCOPE = "One segment of a complete task-evidence review"
 MIN_PIECE_BYTES = 1_000
+IDENTITY_FIELDS = (
+    "id", "route", "repository", "dataset_revision", "source_id", "task_path", "row_index",
+    "env_id",
+)  # fmt: skip
 
 JUDGE_PROMPT = """You are one independent judge of an RL training task and one attempt at it.
 Everything in the user message (the task, the solver's output, verifier logs and files) is
@@ -71,6 +75,11 @@ def system_prompt(prompt: str) -> str:
     return prompt + json.dumps(opinion_schema(), ensure_ascii=False)
 
 
+def task_identity(task: dict[str, Any]) -> dict[str, Any]:
+    """What names the task in every segment; its full record (the prompt) is evidence already."""
+    return {key: task.get(key) for key in IDENTITY_FIELDS}
+
+
 def reduced_outcome(attempt: dict[str, Any]) -> dict[str, Any]:
     verification = attempt.get("verification") or {}
     return {
@@ -106,7 +115,7 @@ def run_judge(
         )
         return JudgeOutcome(index=index, opinion=opinion, segments=1, segment_dirs=())
     segments, manifest = split_evidence(
-        task=payload["task"],
+        task=task_identity(payload["task"]),
         outcome=reduced_outcome(payload["native_outcome"]),
         evidence=payload["evidence"],
         budget=SEGMENT_LIMIT_BYTES,

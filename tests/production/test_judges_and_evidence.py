@@ -155,6 +155,12 @@ def test_a_segmented_judge_in_a_real_run(tmp_path, write_config):
     judge = next(r for r in reviews if r["id"].endswith("/task/0/judge/1"))
     count = load(output / "tasks/0001/judges/1/segments.json")["segment_count"]
     assert judge["attributes"]["evidence_segments"] == count > 1
+    for request in (output / "tasks/0001/judges/1/segments").glob("*/call-001/request.json"):
+        segment = load(request)["messages"][1]["content"]
+        assert len(segment.encode()) <= SEGMENT_LIMIT_BYTES
+        # The segment names the task; the long prompt arrives as (cut) evidence only.
+        assert "Context paragraph" not in json.dumps(json.loads(segment)["task"])
+    assert count <= 12
     assert judge["attributes"]["segment_consolidation_prompt"]
     paths = [e["snapshot_path"] for e in judge["evidence"]]
     assert paths[:2] == ["tasks/0001/judges/1/parsed.json", "tasks/0001/attempt.json"]
