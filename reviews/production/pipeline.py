@@ -467,10 +467,16 @@ class _Run:
     # --- after the panel: provenance, synthesis, the final collection (§9–§13) ---
 
     def _finish(self, outcomes: list[TaskOutcome]) -> RunResult:
-        if self.grading is not None and self._grading(self.sample) != self.grading:
-            raise ReviewProductionError(
-                "Native grading code or dependency versions changed during the review"
-            )
+        if self.grading is not None:
+            # §12.5: the checkout and its dependencies must still be what was verified at start.
+            try:
+                unchanged = self._grading(self.sample) == self.grading
+            except ReviewProductionError:
+                unchanged = False
+            if not unchanged:
+                raise ReviewProductionError(
+                    "Native grading code or dependency versions changed during the review"
+                )
         provenance = self._provenance(outcomes)
         panel: list[dict[str, Any]] = []
         tags: list[dict[str, Any]] = []
