@@ -154,26 +154,38 @@ def _wait(
     grace_seconds: float,
     stderr_path: Path,
 ) -> int:
-    deadline = time.monotonic() + timeout
+    """Block on the worker's exit (no polling delay on the common path) while a watcher thread
+    enforces the timeout and the run's stop signal."""
+    reason: list[str] = []
+    exited = threading.Event()
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout
+        while not exited.wait(POLL_SECONDS):
+            if stop.is_set() or time.monotonic() >= deadline:
+                reason.append("interrupted" if stop.is_set() else "timeout")
+                stop_group(process=process, grace_seconds=grace_seconds)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
     try:
-        while True:
-            try:
-                return process.wait(timeout=POLL_SECONDS)
-            except subprocess.TimeoutExpired:
-                pass
-            if stop.is_set():
-                stop_group(process=process, grace_seconds=grace_seconds)
-                raise Interrupted()
-            if time.monotonic() >= deadline:
-                stop_group(process=process, grace_seconds=grace_seconds)
-                raise ReviewProductionError(
-                    f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. "
-                    "Resume retries this unfinished task."
-                )
+        returncode = process.wait()
     except KeyboardInterrupt:
+        exited.set()
         if process.poll() is None:
             stop_group(process=process, grace_seconds=grace_seconds)
         raise
+    exited.set()
+    watcher.join()
+    if reason == ["interrupted"]:
+        raise Interrupted()
+    if reason == ["timeout"]:
+        raise ReviewProductionError(
+            f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. "
+            "Resume retries this unfinished task."
+        )
+    return returncode
 
 
 def stop_group(*, process: subprocess.Popen, grace_seconds: float) -> None:

@@ -8,6 +8,7 @@ the same files as a sequential one apart from timestamps.
 from __future__ import annotations
 
 import concurrent.futures
+import json
 import os
 import shutil
 import threading
@@ -15,7 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.collection_checks import SCHEMA_PATH, CollectionRejected, check_collection
+from reviews.collection_checks import (
+    SCHEMA_PATH,
+    CollectionRejected,
+    check_collection,
+    shipped_validator,
+)
 from reviews.production import records
 from reviews.production.config import ReviewConfig, load_config
 from reviews.production.errors import ReviewProductionError, UsageError
@@ -100,6 +106,9 @@ class TaskOutcome:
     attempt: dict[str, Any]
     judges: list[JudgeOutcome] = field(default_factory=list)
     verifyit: dict[str, Any] | None = None
+    # The task's runtime and judge reviews and their tags, built once its panel is complete.
+    reviews: list[dict[str, Any]] = field(default_factory=list)
+    tags: list[dict[str, Any]] = field(default_factory=list)
 
 
 def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResult:
@@ -160,6 +169,9 @@ class _Run:
         client = ModelClient(model=self.config.model, stop=self.stop, connections=self.options.jobs)
         self.client = client
         self.progress = Progress(total=len(sample.tasks), stats=client.stats, stream=self.stderr)
+        # jsonschema's format checkers take seconds to import; do it while the first native
+        # attempts run in their own processes instead of on the first judge's path.
+        threading.Thread(target=shipped_validator, daemon=True).start()
         try:
             outcomes = self._panel(sample)
             return self._finish(outcomes)
@@ -315,9 +327,14 @@ class _Run:
                     payload=payload,
                 )
             )
-            # §11: the panel is validated after each judge.
+            # §11: the panel is validated after each judge — incrementally: the runtime review
+            # with the first judge, then each new judge with its tags.
             reviews, tags = self._task_reviews(outcome)
-            _validate(self._collection([outcome.task], reviews, tags), self.output)
+            fresh = reviews if index_ == 1 else reviews[-1:]
+            fresh_ids = {review["id"] for review in fresh}
+            fresh_tags = [tag for tag in tags if tag["target"]["id"] in fresh_ids]
+            _validate(self._collection([outcome.task], fresh, fresh_tags), self.output)
+        outcome.reviews, outcome.tags = reviews, tags
         return outcome
 
     def _write_panel(self, done: dict[int, TaskOutcome]) -> None:
@@ -325,11 +342,13 @@ class _Run:
         reviews: list[dict[str, Any]] = []
         tags: list[dict[str, Any]] = []
         for outcome in outcomes:
-            task_reviews, task_tags = self._task_reviews(outcome)
-            reviews += task_reviews
-            tags += task_tags
+            reviews += outcome.reviews
+            tags += outcome.tags
         collection = self._collection([o.task for o in outcomes], reviews, tags)
-        write_json_file(self.output / PANEL_FILE, collection)
+        # Rewritten after every task: compact JSON keeps this linear-time write cheap.
+        write_text_file(
+            self.output / PANEL_FILE, json.dumps(collection, ensure_ascii=False) + "\n"
+        )
 
     # --- records (§10) ---
 
@@ -482,10 +501,9 @@ class _Run:
         tags: list[dict[str, Any]] = []
         per_task: list[list[dict[str, Any]]] = []
         for outcome in outcomes:
-            task_reviews, task_tags = self._task_reviews(outcome)
-            per_task.append(task_reviews)
-            panel += task_reviews
-            tags += task_tags
+            per_task.append(outcome.reviews)
+            panel += outcome.reviews
+            tags += outcome.tags
         subjects = [self.source_subject, *(self._task_subject(o.task) for o in outcomes)]
         self.progress.update("synthesising")
         syntheses = run_coalescer(

@@ -310,3 +310,12 @@ def test_snapshot_id_and_implementation_hashes():
     assert hashes["review_runtime/workers/harbor_worker.py"] == hashlib.sha256(
         (package / "workers/harbor_worker.py").read_bytes()
     ).hexdigest()
+
+
+def test_example_config_loads_and_holds_no_credentials(monkeypatch):
+    monkeypatch.setenv("REVIEW_MODEL_API_KEY", "x")
+    example = Path(__file__).resolve().parents[2] / "fixtures/reviews/review-config.example.json"
+    config = load_config(path=example)
+    assert config.source["format"] == "skyrl_prepared"
+    assert config.source["tasks_path"] == str(example.parent / "data/gsm8k/train.parquet")
+    assert config.runtime["gym_python"].startswith(os.path.expanduser("~"))
