@@ -126,7 +126,7 @@ class ModelServer:
             def log_message(self, *_args: Any) -> None:  # quiet test output
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - the http.server hook name
+            def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
                 try:

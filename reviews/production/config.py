@@ -42,7 +42,7 @@ class ModelConfig:
 
     @property
     def judge_parameters(self) -> dict[str, Any]:
-        """``review_parameters`` merged over ``parameters`` (§2.1.3) for judge and coalescer calls."""
+        """``review_parameters`` over ``parameters`` (§2.1.3), for judge and coalescer calls."""
         return {**self.parameters, **self.review_parameters}
 
     def api_key(self) -> str | None:
@@ -196,7 +196,8 @@ def _runtime(runtime: Any, base: Path) -> dict[str, Any]:
     agent = {"name": "terminus-2", "kwargs": {}, **(resolved.get("harbor_agent") or {})}
     if agent["name"] not in HARBOR_AGENTS:
         raise ReviewProductionError(
-            "Harbor reviews currently use terminus-2 so solver and judges share the configured model"
+            "Harbor reviews currently use terminus-2 so solver and judges share the "
+            "configured model"
         )
     resolved["harbor_agent"] = agent
     resolved.setdefault("harbor_environment", {})

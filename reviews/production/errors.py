@@ -1,4 +1,4 @@
-"""The one error type of review production: its message is the one-line reason the command prints."""
+"""Errors of review production: the message is the one-line reason the command prints."""
 
 from __future__ import annotations
 

@@ -13,9 +13,10 @@ A grading manifest (the Atlas row's ``grading_manifest``) has this shape::
 
 A route's *program fingerprint* covers the parsed definitions of every module reachable from its
 root modules through imports that resolve inside the checkout (internal imports). Docstrings and
-annotations are dropped and the AST is dumped without positions, so comments and formatting do not
-count while any literal change does. ``build_grading_manifest`` produces a manifest with the same code
-that verifies one, so a curator's checked-in manifest and make_review's check cannot drift apart.
+annotations are dropped and the AST is dumped without positions, so comments and formatting do
+not count while any literal change does. ``build_grading_manifest`` produces a manifest with the
+same code that verifies one, so a curator's checked-in manifest and make_review's check cannot
+drift apart.
 """
 
 from __future__ import annotations

@@ -39,8 +39,9 @@ Assess the task's data quality:
 - usefulness: is the task a meaningful training signal?
 A failed solver does not prove bad data, and a passing verifier does not prove good data. Missing or
 placeholder verification is not a scored failure: report it as an observation of what is missing.
-`severity` means the severity of a defect, never your confidence. Positive notes are findings of kind
-`observation` with severity `info` or null. Cite artifact paths from the evidence in your findings.
+`severity` means the severity of a defect, never your confidence. Positive notes are findings of
+kind `observation` with severity `info` or null. Cite artifact paths from the evidence in your
+findings.
 Answer with one JSON object matching this schema, and nothing else:
 """
 
@@ -220,7 +221,7 @@ def _pieces(item: dict[str, Any], *, capacity: int) -> list[dict[str, Any]]:
                 "character_start": start,
                 "character_end": end,
                 "total_characters": total,
-            }  # fmt: skip
+            }
         )
         start = end
     return pieces

@@ -8,6 +8,7 @@ directory, so a failed attempt is never overwritten.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -194,13 +195,9 @@ def stop_group(*, process: subprocess.Popen, grace_seconds: float) -> None:
         os.killpg(process.pid, signal.SIGINT)
     except ProcessLookupError:
         return
-    try:
+    with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=grace_seconds)
-    except subprocess.TimeoutExpired:
-        pass
-    try:
-        # The whole group: a verifier's own children must not outlive the attempt.
+    # The whole group: a verifier's own children must not outlive the attempt.
+    with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
     process.wait()

@@ -2,8 +2,9 @@
 endpoint through ``httpx``.
 
 Every attempt is its own ``call-NNN/`` with ``request.json`` (the body only: the Authorization
-header is never written), the raw ``response.json`` and ``http-error.txt`` on an HTTP error. HTTP 429,
-5xx, timeouts and connection failures are retried a bounded number of times with exponential backoff.
+header is never written), the raw ``response.json`` and ``http-error.txt`` on an HTTP error.
+HTTP 429, 5xx, timeouts and connection failures are retried a bounded number of times with
+exponential backoff.
 """
 
 from __future__ import annotations
@@ -100,7 +101,8 @@ class ModelClient:
                         return response.json(), call_dir
                     except ValueError:
                         raise ReviewProductionError(
-                            f"Model endpoint returned invalid JSON; raw response saved in {call_dir}"
+                            "Model endpoint returned invalid JSON; raw response saved in "
+                            f"{call_dir}"
                         ) from None
                 reason = f"HTTP {response.status_code}"
                 (call_dir / "http-error.txt").write_text(
@@ -132,7 +134,7 @@ class ModelClient:
 
 
 def response_format(*, mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """How structured output is requested (§2.1.5); the answer is validated locally in every mode."""
+    """How structured output is requested (§2.1.5); answers are validated locally in any mode."""
     if mode == "json_schema":
         return {
             "type": "json_schema",

@@ -26,8 +26,8 @@ class OutputRejected(ReviewProductionError):
 
 @functools.cache
 def opinion_schema() -> dict[str, Any]:
-    """``{summary, verdict, metrics, findings, tags}``, all required, nothing else — derived from the
-    collection schema (its verdicts, metric values and findings without ``id``)."""
+    """``{summary, verdict, metrics, findings, tags}``, all required, nothing else — derived from
+    the collection schema (its verdicts, metric values and findings without ``id``)."""
     collection = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     definitions = collection["$defs"]
     review = definitions["review"]["properties"]
@@ -185,7 +185,8 @@ def run_stage(
     extra_check: Callable[[Any], None] | None = None,
 ) -> dict[str, Any]:
     """One judge, segment, consolidation or coalescer stage: reuse a ``parsed.json`` that still
-    validates, else make one call and write ``parsed.json`` only for a valid answer (§8.7, §12.4)."""
+    validates, else make one call and write ``parsed.json`` for a valid answer only (§8.7, §12.4).
+    """
     parsed_path = stage_dir / "parsed.json"
     cached = read_json(parsed_path) if parsed_path.is_file() else None
     if cached is not None and _asked_with(stage_dir, messages):

@@ -346,9 +346,7 @@ class _Run:
             tags += outcome.tags
         collection = self._collection([o.task for o in outcomes], reviews, tags)
         # Rewritten after every task: compact JSON keeps this linear-time write cheap.
-        write_text_file(
-            self.output / PANEL_FILE, json.dumps(collection, ensure_ascii=False) + "\n"
-        )
+        write_text_file(self.output / PANEL_FILE, json.dumps(collection, ensure_ascii=False) + "\n")
 
     # --- records (§10) ---
 

@@ -65,7 +65,7 @@ def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:
 
 
 def read_rows(*, path: Path) -> Iterator[dict[str, Any]]:
-    """Rows by file suffix (§3.2): Parquet in record batches, ``.json`` an array, else JSON Lines."""
+    """Rows by suffix (§3.2): Parquet in record batches, ``.json`` an array, else JSON Lines."""
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 

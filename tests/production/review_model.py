@@ -71,4 +71,6 @@ class ReviewModel:
                 for subject in required
             ]
             return completion(json.dumps({"syntheses": syntheses}), model=model)
-        return completion(json.dumps(opinion(f"Scripted {kind} opinion.", self.verdict)), model=model)
+        return completion(
+            json.dumps(opinion(f"Scripted {kind} opinion.", self.verdict)), model=model
+        )

@@ -268,11 +268,15 @@ def test_sampling_matches_the_spec(tmp_path, total, n, seed):
 
 def test_sampling_errors(tmp_path):
     tasks = prepared(write_parquet(tmp_path / "t.parquet", gsm8k_rows(3)))
-    with pytest.raises(ReviewProductionError, match="^Requested 4 tasks but source contains only 3$"):
+    with pytest.raises(
+        ReviewProductionError, match=r"^Requested 4 tasks but source contains only 3$"
+    ):
         sample_tasks(candidates=iter(tasks), n=4, seed=42)
     with pytest.raises(ReviewProductionError) as failure:
         sample_tasks(candidates=iter([*tasks, tasks[1]]), n=2, seed=42)
-    assert str(failure.value) == 'Duplicate task identity: ["org/x", "' + "r" * 40 + '", "S:x", "1"]'
+    assert (
+        str(failure.value) == 'Duplicate task identity: ["org/x", "' + "r" * 40 + '", "S:x", "1"]'
+    )
 
 
 # --- §5 identity ---
@@ -307,9 +311,10 @@ def test_snapshot_id_and_implementation_hashes():
     assert snapshot_id(identity=identity) == expected
     hashes = implementation_hashes()
     package = Path(sys.modules["reviews.production"].__file__).parent
-    assert hashes["review_runtime/workers/harbor_worker.py"] == hashlib.sha256(
-        (package / "workers/harbor_worker.py").read_bytes()
-    ).hexdigest()
+    assert (
+        hashes["review_runtime/workers/harbor_worker.py"]
+        == hashlib.sha256((package / "workers/harbor_worker.py").read_bytes()).hexdigest()
+    )
 
 
 def test_example_config_loads_and_holds_no_credentials(monkeypatch):

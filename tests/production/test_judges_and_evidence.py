@@ -37,12 +37,18 @@ def execution_dir(tmp_path: Path, big_text: str = "") -> Path:
     (execution / "native-code-index.json").write_text(
         json.dumps(
             [
-                {"module": "skyrl_gym.core", "path": "native-code/skyrl_gym/core.py",
-                 "called_in_attempt": True},
-                {"module": "skyrl_gym.unused", "path": "native-code/skyrl_gym/unused.py",
-                 "called_in_attempt": False},
+                {
+                    "module": "skyrl_gym.core",
+                    "path": "native-code/skyrl_gym/core.py",
+                    "called_in_attempt": True,
+                },
+                {
+                    "module": "skyrl_gym.unused",
+                    "path": "native-code/skyrl_gym/unused.py",
+                    "called_in_attempt": False,
+                },
             ]
-        )  # fmt: skip
+        )
     )
     if big_text:
         (execution / "verifier.stdout").write_text(big_text, encoding="utf-8")
@@ -71,7 +77,7 @@ def test_bundle_accounts_for_every_file(tmp_path):
 
 def test_bundle_and_payload_limits(tmp_path):
     run = execution_dir(tmp_path, big_text="x" * 5000)
-    with pytest.raises(ReviewProductionError, match="^Evidence exceeds 4000 bytes; saved"):
+    with pytest.raises(ReviewProductionError, match=r"^Evidence exceeds 4000 bytes; saved"):
         evidence_bundle(run_dir=run, execution_path=EXECUTION, max_bytes=4000)
     bundle = evidence_bundle(run_dir=run, execution_path=EXECUTION, max_bytes=10**6)
     with pytest.raises(ReviewProductionError, match="nothing was silently truncated"):

@@ -20,11 +20,11 @@ import pytest
 from reviews.production.evidence import evidence_bundle, json_size
 from tests.model_server import Reply, completion
 from tests.production.helpers import (
+    TIMESTAMP,
     assert_intact,
     load,
     make_review,
     review_fails,
-    TIMESTAMP,
     snapshot_files,
     without_timestamps,
 )
@@ -259,8 +259,7 @@ def test_coalescer_must_cover_every_subject(write_config, tmp_path, model_server
     model_server.default = partial
     message = review_fails(*args(write_config(), output))
     assert message == (
-        "Coalescer must produce exactly one synthesis per sampled task and source; "
-        "raw output saved"
+        "Coalescer must produce exactly one synthesis per sampled task and source; raw output saved"
     )
     assert not (output / "coalescer/parsed.json").exists()
     assert (output / "coalescer/call-001/response.json").is_file()
@@ -479,4 +478,3 @@ def test_harbor_route_through_a_configured_worker(write_config, tmp_path, model_
     assert set(run["selected_task_files"]) == {
         str(path) for path in tasks.rglob("*") if path.is_file()
     }
-

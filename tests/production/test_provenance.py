@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.grading import build_grading_manifest, manifest_revision, single_verifyit
 from reviews.production.errors import ReviewProductionError
+from reviews.production.grading import build_grading_manifest, manifest_revision, single_verifyit
 from tests.production.conftest import (
     DATASET_REVISION,
     SOURCE_ID,
@@ -22,7 +22,7 @@ from tests.production.conftest import (
     gsm8k_rows,
     write_parquet,
 )
-from tests.production.helpers import load, make_review, review_fails, snapshot_files, assert_intact
+from tests.production.helpers import assert_intact, load, make_review, review_fails, snapshot_files
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -80,10 +80,14 @@ def test_grading_identity_is_verified_and_recorded(tmp_path, write_config, check
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"id": "MarinSkyRL:other"}, "The grading snapshot identifies a different source selection"),
-        ({"dataset_revision": "f" * 40}, "The grading snapshot identifies a different dataset revision"),
-        ({"grading_revision": "0" * 64}, "The grading snapshot manifest does not match its revision"),
-        ({"mode": "verifyit"}, "The effective Gym verifyit mode differs from the captured grading route"),
+        ({"id": "MarinSkyRL:other"},
+         "The grading snapshot identifies a different source selection"),
+        ({"dataset_revision": "f" * 40},
+         "The grading snapshot identifies a different dataset revision"),
+        ({"grading_revision": "0" * 64},
+         "The grading snapshot manifest does not match its revision"),
+        ({"mode": "verifyit"},
+         "The effective Gym verifyit mode differs from the captured grading route"),
         ({"dependencies": {"pandas": ["0.0.1"]}},
          f"Executed grading dependency pandas=={importlib.metadata.version('pandas')} differs "
          "from its captured runtime lock"),
@@ -104,7 +108,9 @@ def test_executed_grading_code_and_resources(tmp_path, write_config, checkout):
     utils = checkout / "skyrl-gym/skyrl_gym/envs/gsm8k/utils.py"
     original = utils.read_text()
     # Comments, formatting and docstrings do not change the fingerprint...
-    utils.write_text("# reviewed\n" + original.replace("    return final_answer", "    return (final_answer)"))
+    utils.write_text(
+        "# reviewed\n" + original.replace("    return final_answer", "    return (final_answer)")
+    )
     make_review(*run_args(config, tmp_path / "ok"))
     # ...a literal does.
     utils.write_text(original.replace('"#### ', '"### '))
@@ -156,7 +162,7 @@ def test_grading_code_changed_during_the_review(tmp_path, write_config, checkout
 
 # --- §14.2 verifyit ---
 
-VERIFIED_ENV = '''
+VERIFIED_ENV = """
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
 from skyrl_gym.envs.gsm8k.utils import extract_solution
 import verifyit
@@ -170,7 +176,7 @@ class VerifiedMathEnv(BaseTextEnv):
     def step(self, action):
         reward = verifyit.score(extract_solution(action), self.ground_truth)
         return BaseTextEnvStepOutput(observations=[], reward=reward, done=True, metadata={})
-'''
+"""
 
 
 def verifyit_site(root: Path, commit: str | None) -> Path:
@@ -263,7 +269,7 @@ def test_verifyit_without_a_vcs_commit_is_an_execution_error(tmp_path, write_con
 def test_one_verifyit_revision_per_review():
     a = {"version": "1", "source_url": "u", "source_commit": "a" * 40}
     assert single_verifyit(packages=[a, dict(a)]) == a
-    with pytest.raises(ReviewProductionError, match="^Review tasks used different verifyit"):
+    with pytest.raises(ReviewProductionError, match=r"^Review tasks used different verifyit"):
         single_verifyit(packages=[a, {**a, "source_commit": "b" * 40}])
 
 
@@ -359,13 +365,16 @@ def test_dataset_revision_attestation(finished, tmp_path):
         "file_sha256": hashlib.sha256(b"PAR1 rows").hexdigest(),
     }
     (current_dir / name).write_bytes(b"PAR1 other rows")
-    assert review_fails(
-        "--output", str(output), "--attest-dataset-revision", current, *options
-    ) == f"Dataset file differs between the executed and current revisions: {name}"
-    assert review_fails(
-        "--output", str(output), "--attest-dataset-revision", "e" * 40, *options
-    ) == f"{name}: expected revision {'e' * 40}, found {current}"
+    assert (
+        review_fails("--output", str(output), "--attest-dataset-revision", current, *options)
+        == f"Dataset file differs between the executed and current revisions: {name}"
+    )
+    assert (
+        review_fails("--output", str(output), "--attest-dataset-revision", "e" * 40, *options)
+        == f"{name}: expected revision {'e' * 40}, found {current}"
+    )
     shutil.rmtree(current_dir / ".cache")
-    assert review_fails(
-        "--output", str(output), "--attest-dataset-revision", current, *options
-    ) == f"{name}: download metadata not found"
+    assert (
+        review_fails("--output", str(output), "--attest-dataset-revision", current, *options)
+        == f"{name}: download metadata not found"
+    )

@@ -1,4 +1,5 @@
-"""Gym worker (review-production.md §6.3): one attempt of one task in a real ``skyrl_gym`` environment.
+"""Gym worker (review-production.md §6.3): one attempt at one task in a real ``skyrl_gym``
+environment.
 
 Run by the native interpreter (``runtime.gym_python``) as
 ``<python> gym_worker.py <input.json> <execution dir>`` with the MarinSkyRL checkout on

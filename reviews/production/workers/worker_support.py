@@ -43,10 +43,9 @@ WARM_IMPORTS = ("numpy", "pandas", "omegaconf", "requests", "func_timeout", "pyd
 
 def warm_imports() -> None:
     for name in WARM_IMPORTS:
-        try:
+        # Optional: a library missing here is imported (or not) by the native code later.
+        with contextlib.suppress(Exception):
             importlib.import_module(name)
-        except Exception:  # noqa: S110 - optional: a missing library is imported (or not) later
-            pass
 
 
 def now() -> str:
