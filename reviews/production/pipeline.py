@@ -166,16 +166,22 @@ class _Run:
         )
         self.evidence = records.EvidenceWriter(self.output)
         self.pin = verifyit_pin(checkout=Path(self.runtime["marinskyrl_checkout"]))
-        client = ModelClient(model=self.config.model, stop=self.stop, connections=self.options.jobs)
+        client = ModelClient(
+            model=self.config.model, stop=self.stop, connections=self.options.jobs * JUDGE_COUNT
+        )
         self.client = client
         self.progress = Progress(total=len(sample.tasks), stats=client.stats, stream=self.stderr)
         # jsonschema's format checkers take seconds to import; do it while the first native
         # attempts run in their own processes instead of on the first judge's path.
         threading.Thread(target=shipped_validator, daemon=True).start()
+        self.judge_pool = concurrent.futures.ThreadPoolExecutor(
+            max_workers=self.options.jobs * JUDGE_COUNT
+        )
         try:
             outcomes = self._panel(sample)
             return self._finish(outcomes)
         finally:
+            self.judge_pool.shutdown(wait=True)
             self.progress.finish()
             client.close()
 
@@ -316,26 +322,43 @@ class _Run:
             max_bytes=self.options.max_evidence_bytes,
         )
         judges_dir = task_folder(run_dir=self.output, number=number) / "judges"
-        for index_ in range(1, JUDGE_COUNT + 1):
-            if self.stop.is_set():
-                raise Interrupted()
-            outcome.judges.append(
-                run_judge(
-                    client=self.client,
-                    judge_dir=judges_dir / str(index_),
-                    index=index_,
-                    payload=payload,
-                )
-            )
+        # The three judges are independent sessions, so they run at the same time; each writes
+        # only its own folder, so the files are those of a sequential run.
+        futures = {
+            self.judge_pool.submit(
+                self._judge, judge_dir=judges_dir / str(index), index=index, payload=payload
+            ): index
+            for index in range(1, JUDGE_COUNT + 1)
+        }
+        completed: dict[int, JudgeOutcome] = {}
+        errors: dict[int, BaseException] = {}
+        for future in concurrent.futures.as_completed(futures):
+            index = futures[future]
+            try:
+                completed[index] = future.result()
+            except BaseException as exc:  # the others finish and keep their calls for resume
+                errors[index] = exc
+                continue
             # §11: the panel is validated after each judge — incrementally: the runtime review
-            # with the first judge, then each new judge with its tags.
+            # with the first judge to finish, then each further judge with its tags.
+            outcome.judges = [completed[k] for k in sorted(completed)]
             reviews, tags = self._task_reviews(outcome)
-            fresh = reviews if index_ == 1 else reviews[-1:]
-            fresh_ids = {review["id"] for review in fresh}
+            fresh_ids = {f"{self._task_subject(task)['id']}/judge/{index}"}
+            if len(completed) == 1:
+                fresh_ids.add(reviews[0]["id"])
+            fresh = [review for review in reviews if review["id"] in fresh_ids]
             fresh_tags = [tag for tag in tags if tag["target"]["id"] in fresh_ids]
             _validate(self._collection([outcome.task], fresh, fresh_tags), self.output)
-        outcome.reviews, outcome.tags = reviews, tags
+        if errors:
+            real = {k: e for k, e in errors.items() if not isinstance(e, KeyboardInterrupt)}
+            raise (real or errors)[min(real or errors)]
+        outcome.reviews, outcome.tags = self._task_reviews(outcome)
         return outcome
+
+    def _judge(self, *, judge_dir: Path, index: int, payload: dict[str, Any]) -> JudgeOutcome:
+        if self.stop.is_set():
+            raise Interrupted()
+        return run_judge(client=self.client, judge_dir=judge_dir, index=index, payload=payload)
 
     def _write_panel(self, done: dict[int, TaskOutcome]) -> None:
         outcomes = [done[number] for number in sorted(done)]

@@ -324,3 +324,21 @@ def test_example_config_loads_and_holds_no_credentials(monkeypatch):
     assert config.source["format"] == "skyrl_prepared"
     assert config.source["tasks_path"] == str(example.parent / "data/gsm8k/train.parquet")
     assert config.runtime["gym_python"].startswith(os.path.expanduser("~"))
+
+
+def test_production_needs_no_django_or_database():
+    """The package imports and runs its pure parts without Django settings (no Atlas database)."""
+    code = (
+        "import sys; import reviews.production.pipeline, reviews.production.attestations; "
+        "from reviews.collection_checks import check_schema; "
+        "assert 'django' not in sys.modules, sorted(m for m in sys.modules if 'django' in m)"
+    )
+    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=Path(__file__).resolve().parents[2],
+        env=environment,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr

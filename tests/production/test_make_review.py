@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -38,21 +39,6 @@ GYM_WORKER = ROOT / "reviews" / "production" / "workers" / "gym_worker.py"
 
 def args(config: Path, output: Path, *extra: str, n: int = 2) -> list[str]:
     return ["--config", str(config), "--n", str(n), "--output", str(output), *extra]
-
-
-class FailAt:
-    """Responder failing the chat request with the given 1-based number (HTTP 400)."""
-
-    def __init__(self, number: int, model: ReviewModel | None = None) -> None:
-        self.number = number
-        self.seen = 0
-        self.model = model or ReviewModel()
-
-    def __call__(self, request):
-        self.seen += 1
-        if self.seen == self.number:
-            return Reply(status=400, body={"error": "scripted bad request"})
-        return self.model(request)
 
 
 def test_n_must_be_positive(write_config, tmp_path):
@@ -88,26 +74,50 @@ def test_resume_after_a_failed_call_makes_only_the_missing_calls(
     write_config, tmp_path, model_server
 ):
     config, output = write_config(), tmp_path / "run"
-    # Sequential order: solver 1, judges 1–3, solver 2, judge 1 of task 2 fails.
-    model_server.default = FailAt(6)
+    model_server.default = FailFirstJudgeOf(task_row=None)
     message = review_fails(*args(config, output, "--jobs", "1"))
-    failed_call = output / "tasks/0002/judges/1/call-001"
+    [failed_call] = [p.parent for p in output.glob("tasks/*/judges/*/call-001/http-error.txt")]
     assert message == f"Model endpoint answered HTTP 400; raw response saved in {failed_call}"
     assert (failed_call / "http-error.txt").read_text().startswith("HTTP 400")
-    assert not (output / "tasks/0002/judges/1/parsed.json").exists()
+    assert not (failed_call.parent / "parsed.json").exists()
+    # The task's other judges finished and kept their answers.
+    judged = sorted(output.glob(f"{failed_call.parent.parent.relative_to(output)}/*/parsed.json"))
+    assert len(judged) == 2
     saved = snapshot_files(output)
     first_run = len(model_server.chat_requests())
     model_server.default = ReviewModel()
     stdout, _ = make_review(*args(config, output, "--jobs", "1", "--resume"))
     assert stdout.startswith("Saved 11 reviews")
     resumed = model_server.chat_requests()[first_run:]
-    assert [request_kind(r) for r in resumed] == ["judge", "judge", "judge", "coalescer"]
-    assert (output / "tasks/0002/judges/1/call-002/response.json").is_file()
+    assert [request_kind(r) for r in resumed] == ["judge", "coalescer"]
+    assert (failed_call.parent / "call-002/response.json").is_file()
     assert_intact(saved, output)
     # A finished run is re-validated and returned; nothing else runs.
     before = len(model_server.chat_requests())
     stdout, _ = make_review(*args(config, output, "--resume"))
     assert stdout.startswith("Saved 11 reviews") and len(model_server.chat_requests()) == before
+
+
+class FailFirstJudgeOf:
+    """Fails the first judge call made for the second task to be judged (HTTP 400)."""
+
+    def __init__(self, task_row: int | None) -> None:
+        self.tasks_seen: list[str] = []
+        self.failed = False
+        self.model = ReviewModel()
+        self._lock = threading.Lock()
+
+    def __call__(self, request):
+        if request_kind(request) == "judge":
+            task = request.user_payload["task"]["id"]
+            with self._lock:
+                if task not in self.tasks_seen:
+                    self.tasks_seen.append(task)
+                fail = not self.failed and self.tasks_seen.index(task) == 1
+                self.failed = self.failed or fail
+            if fail:
+                return Reply(status=400, body={"error": "scripted bad request"})
+        return self.model(request)
 
 
 def test_resume_refuses_changed_inputs(write_config, tmp_path):
@@ -377,28 +387,31 @@ def test_progress_lines_when_stderr_is_not_a_terminal(write_config, tmp_path):
 
 
 def test_retries_are_counted_and_saved(write_config, tmp_path, model_server):
-    model_server.fail_first(0)
     config, output = write_config(), tmp_path / "run"
-    model_server.default = ReviewModel()
-    # The first two judge calls of task 1 fail with 503 and 429, then succeed.
-    answers = iter([Reply(status=503, body={"error": "busy"}), Reply(status=429, body={})])
+    # The first two judge calls fail with 503 and 429, then every call succeeds.
+    answers = [Reply(status=503, body={"error": "busy"}), Reply(status=429, body={})]
+    lock = threading.Lock()
 
     def flaky(request):
         if request_kind(request) == "judge":
-            reply = next(answers, None)
+            with lock:
+                reply = answers.pop(0) if answers else None
             if reply is not None:
                 return reply
         return ReviewModel()(request)
 
     model_server.default = flaky
     _, stderr = make_review(*args(config, output, "--jobs", "1", n=1))
-    judge = output / "tasks/0001/judges/1"
-    assert sorted(p.name for p in judge.iterdir()) == [
-        "call-001", "call-002", "call-003", "parsed.json"
-    ]  # fmt: skip
-    assert (judge / "call-001/http-error.txt").read_text().startswith("HTTP 503")
-    assert (judge / "call-002/http-error.txt").read_text().startswith("HTTP 429")
-    assert not (judge / "call-003/http-error.txt").exists()
+    judges = output / "tasks/0001/judges"
+    calls = sorted(judges.glob("*/call-*"))
+    assert len(calls) == 5 and len(list(judges.glob("*/parsed.json"))) == 3
+    errors = sorted(p.read_text().split("\n")[0] for p in judges.glob("*/call-*/http-error.txt"))
+    assert errors == ["HTTP 429", "HTTP 503"]
+    for judge in judges.iterdir():
+        # Each failed attempt kept its own folder; the last call of each judge succeeded.
+        numbered = sorted(judge.glob("call-*"))
+        assert [p.name for p in numbered] == [f"call-{i:03d}" for i in range(1, len(numbered) + 1)]
+        assert not (numbered[-1] / "http-error.txt").exists()
     assert "retries 2" in stderr.strip().splitlines()[-1]
 
 
