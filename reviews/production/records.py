@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,8 +64,17 @@ class EvidenceWriter:
     """Evidence items for files of one run directory (§10.8)."""
 
     run_dir: Path
+    _items: dict[tuple[str, int, int], dict[str, Any]] = field(default_factory=dict)
 
     def item(self, relative: str) -> dict[str, Any]:
+        # A task's reviews are rebuilt after each judge; unchanged files are hashed once.
+        stat = (self.run_dir / relative).stat()
+        key = (relative, stat.st_mtime_ns, stat.st_size)
+        if key not in self._items:
+            self._items[key] = self._item(relative)
+        return dict(self._items[key])
+
+    def _item(self, relative: str) -> dict[str, Any]:
         path = self.run_dir / relative
         data = path.read_bytes()
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +41,8 @@ class Task:
 
     def record(self) -> dict[str, Any]:
         """The task as recorded in ``run.json`` and handed to the worker."""
-        record = asdict(self)
+        # Shallow: records are serialised, never mutated, and built for every review of the task.
+        record = {field.name: getattr(self, field.name) for field in fields(self)}
         if record["packed_task"] is None:
             del record["packed_task"]
         return record
