@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -342,3 +343,37 @@ def test_production_needs_no_django_or_database():
         text=True,
     )
     assert done.returncode == 0, done.stderr
+
+
+def test_progress_redraws_one_line_on_a_terminal():
+    from reviews.production.model_client import CallStats
+    from reviews.production.progress import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    progress = Progress(total=2, stats=CallStats(calls=5, retries=1), stream=stream)
+    progress.update("task 0001 judged", task_done=True)
+    progress.finish()
+    text = stream.getvalue()
+    assert text.startswith("\r\033[K") and text.endswith("\n") and text.count("\n") == 1
+    assert "tasks 1/2 · calls 5 · retries 1 · " in text
+
+
+def test_help_describes_every_option():
+    done = subprocess.run(
+        [sys.executable, "manage.py", "make_review", "--help"],
+        cwd=Path(__file__).resolve().parents[2],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"},
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0
+    for option in (
+        "--config", "--n", "--seed", "--output", "--resume", "--max-evidence-bytes", "--jobs",
+        "--attest-native-revision", "--atlas-row", "--attest-dataset-revision", "--dataset-file",
+        "--executed-snapshot", "--current-snapshot", "--component-selector",
+    ):  # fmt: skip
+        assert option in done.stdout
