@@ -491,3 +491,15 @@ def test_harbor_route_through_a_configured_worker(write_config, tmp_path, model_
     assert set(run["selected_task_files"]) == {
         str(path) for path in tasks.rglob("*") if path.is_file()
     }
+
+
+def test_resume_revalidates_a_finished_collection(write_config, tmp_path, model_server):
+    config, output = write_config(), tmp_path / "run"
+    make_review(*args(config, output, n=1))
+    calls = len(model_server.chat_requests())
+    parsed = output / "tasks/0001/judges/2/parsed.json"
+    parsed.write_text(parsed.read_text().replace("Scripted", "Edited"), encoding="utf-8")
+    assert review_fails(*args(config, output, "--resume", n=1)) == (
+        "Review evidence path/hash mismatch: tasks/0001/judges/2/parsed.json"
+    )
+    assert len(model_server.chat_requests()) == calls

@@ -378,3 +378,29 @@ def test_dataset_revision_attestation(finished, tmp_path):
         review_fails("--output", str(output), "--attest-dataset-revision", current, *options)
         == f"{name}: download metadata not found"
     )
+
+
+def test_harbor_grading_checks_the_selected_task_assets(tmp_path, write_config):
+    tasks = tmp_path / "harbor-tasks"
+    (tasks / "hello/tests").mkdir(parents=True)
+    (tasks / "hello/instruction.md").write_text("Say hello.")
+    (tasks / "hello/tests/test.sh").write_text("exit 0\n")
+    (tasks / "hello/task.toml").write_text("")
+    manifest = {
+        "mode": "harbor",
+        "routes": {},
+        "resources": {},
+        "dependencies": {},
+        "task_assets": {"hello/tests/test.sh": hashlib.sha256(b"exit 1\n").hexdigest()},
+    }
+    row = tmp_path / "row.json"
+    row.write_text(json.dumps({"id": SOURCE_ID, "dataset_revision": DATASET_REVISION,
+                               "grading_revision": manifest_revision(manifest),
+                               "grading_manifest": manifest}))  # fmt: skip
+    config = write_config(
+        tasks_path=tasks,
+        source={"format": "harbor_directory", "grading_snapshot": str(row)},
+    )
+    assert review_fails(*run_args(config, tmp_path / "run")) == (
+        "Selected native task verifier assets differ from the grading snapshot"
+    )
