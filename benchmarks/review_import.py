@@ -119,10 +119,10 @@ def main() -> None:
     from atlas.catalog_artifact import write_document
     from atlas.definitions import load_rows
     from atlas.services.sync import sync_catalog
+    from reviews.collection_checks import shipped_validator
     from reviews.examples import EXAMPLE_PROFILES, spec_for_row, write_run_directory
     from reviews.models import Review, ReviewArtifact
     from reviews.publication import publish_run_directory
-    from reviews.validation import shipped_validator
 
     try:
         call_command("migrate", verbosity=0)

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas import timestamps
+from reviews.collection_checks import SCHEMA_PATH
 from reviews.evidence_set import COLLECTION_FILE
-from reviews.validation import SCHEMA_PATH
 
 EXAMPLE_NOTICE = "Example review — not a real judgment"
 EXAMPLE_COMMIT = hashlib.sha1(b"rl-data-atlas example run").hexdigest()

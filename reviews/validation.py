@@ -8,7 +8,6 @@ which the caller holds the row lock taken by check 8.
 from __future__ import annotations
 
 import datetime as dt
-import functools
 import hashlib
 import json
 import re
@@ -22,13 +21,13 @@ from atlas import json_values, timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
+from reviews.collection_checks import CollectionRejected, check_collection
 from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
     artifact_file,
     check_against_stored,
     max_artifact_bytes,
-    normalized_relative,
     not_text,
     read_limited,
     text_artifact,
@@ -39,7 +38,6 @@ from reviews.models import Review, ReviewArtifact
 from reviews.rating import source_synthesis
 from reviews.vocabularies import ReviewKind
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 LATE_PROOF = re.compile(r"publication/[^/]+\.json")
 MAX_LATE_PROOFS = 20
@@ -65,26 +63,15 @@ class ValidatedRun:
     files: tuple[ArtifactFile, ...]
 
 
-@functools.cache
-def shipped_validator():
-    # Imported on first use: jsonschema's format checkers take seconds to import, and every
-    # process that loads the admin or URLs would otherwise pay for it at start-up.
-    from jsonschema import Draft202012Validator
-
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
-
-
 def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     run_dir = Path(run_dir)
     raw, collection = _load_collection(run_dir)
-    _check_schema(collection)
-    _check_unique_identities(collection)
-    _check_review_references(collection)
     files_in_run = RunDirectory(run_dir)
-    cited = _check_evidence_files(files_in_run, collection)
-    _check_tag_references(collection)
+    try:
+        # §5 steps 2–6: the same checks make_review runs before it writes a collection.
+        cited = check_collection(collection=collection, run_dir=run_dir)
+    except CollectionRejected as exc:
+        raise PublicationRejected(str(exc)) from exc
     kind = detect_kind(collection)
     _check_provenance(collection, kind)
     source = _locked_active_source(atlas_id)
@@ -148,11 +135,6 @@ def parse_timestamp(value: str) -> dt.datetime:
     return timestamps.parse(value)
 
 
-def json_pointer(parts: Any) -> str:
-    escaped = [str(part).replace("~", "~0").replace("/", "~1") for part in parts]
-    return "/" + "/".join(escaped) if escaped else "/"
-
-
 # --- the collection on its own ---
 
 
@@ -173,75 +155,6 @@ def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
             f"Review collection holds a value the Atlas cannot store at {unstorable or 'its root'}"
         )
     return raw, collection
-
-
-def _check_schema(collection: Any) -> None:
-    from jsonschema.exceptions import best_match
-
-    error = best_match(shipped_validator().iter_errors(collection))
-    if error is not None:
-        raise PublicationRejected(
-            "Review collection does not match quality-review.schema.json at "
-            f"{json_pointer(error.absolute_path)}: {error.message}"
-        )
-
-
-def _check_unique_identities(collection: dict[str, Any]) -> None:
-    for items in (collection["subjects"], collection["reviews"]):
-        ids = [item["id"] for item in items]
-        if len(ids) != len(set(ids)):
-            raise PublicationRejected("Duplicate subject/review identity")
-
-
-def _check_review_references(collection: dict[str, Any]) -> None:
-    subject_ids = {subject["id"] for subject in collection["subjects"]}
-    review_ids = {review["id"] for review in collection["reviews"]}
-    for review in collection["reviews"]:
-        if review["subject_id"] not in subject_ids or not set(
-            review["derived_from_review_ids"]
-        ).issubset(review_ids):
-            raise PublicationRejected("Unresolved review reference")
-
-
-def _all_evidence(collection: dict[str, Any]):
-    for review in collection["reviews"]:
-        yield from review["evidence"]
-    for mapping in collection["source_mappings"]:
-        yield from mapping["evidence"]
-
-
-def _check_evidence_files(
-    files_in_run: RunDirectory, collection: dict[str, Any]
-) -> dict[str, bytes]:
-    """Every cited snapshot, hash-checked; returns their bytes by normalised path."""
-    cited: dict[str, bytes] = {}
-    for evidence in _all_evidence(collection):
-        snapshot_path = evidence["snapshot_path"]
-        relative = normalized_relative(snapshot_path)
-        target = files_in_run.resolve(relative) if relative else None
-        data = cited.get(relative) if relative else None
-        if target is not None and data is None:
-            data = target.read_bytes()
-        if not relative or data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
-            raise PublicationRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
-        cited[relative] = data
-    return cited
-
-
-def _check_tag_references(collection: dict[str, Any]) -> None:
-    known = {
-        "subject": {subject["id"] for subject in collection["subjects"]},
-        "review": {review["id"] for review in collection["reviews"]},
-        "finding": {
-            finding["id"] for review in collection["reviews"] for finding in review["findings"]
-        },
-    }
-    for assignment in collection["tag_assignments"]:
-        target = assignment["target"]
-        if target["id"] not in known[target["kind"]] or not set(
-            assignment["evidence_review_ids"]
-        ).issubset(known["review"]):
-            raise PublicationRejected("Unresolved tag reference")
 
 
 def _check_provenance(collection: dict[str, Any], kind: str) -> None:

@@ -8,8 +8,8 @@ from django.core.management import call_command
 
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
+from reviews.collection_checks import shipped_validator
 from reviews.examples import EXAMPLE_NOTICE, EXAMPLE_PROFILES, write_examples
-from reviews.validation import shipped_validator
 
 EXPECTED = {
     "MarinSkyRL:gsm8k": "good",

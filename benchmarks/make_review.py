@@ -1,0 +1,241 @@
+"""Benchmark: make_review against a local model server with a fixed 100 ms latency per call.
+
+n = 24 tasks, --jobs 8. Reports the wall time against the ideal ``calls × latency / jobs`` (target:
+ideal / wall ≥ 0.7) and the tool's own overhead per task, excluding model time and the native
+verifier's own time (target ≤ 50 ms).
+
+Two native routes are measured:
+
+- ``gym``: the real ``skyrl_gym`` gsm8k environment in a MarinSkyRL-shaped checkout. Each attempt is
+  a fresh interpreter that imports the Gym library (which imports pandas), so on a small machine
+  the native verifier's own CPU time, not the model, bounds the wall time.
+- ``contract``: a standard-library worker speaking the same worker contract (one solver call, a
+  string comparison as verifier). It isolates make_review's own orchestration from the verifier.
+
+Run: ``DJANGO_SETTINGS_MODULE=atlas.settings_test .venv/bin/python benchmarks/make_review.py``
+(no database is used).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
+from tests.production.conftest import (  # noqa: E402
+    DATASET_REVISION,
+    REPOSITORY,
+    SOURCE_ID,
+    build_checkout,
+    gsm8k_rows,
+    write_parquet,
+)
+
+CONTRACT_WORKER = textwrap.dedent(
+    """
+    import json, re, sys, time, urllib.request
+    from datetime import datetime, timezone
+    from pathlib import Path
+    data = json.loads(Path(sys.argv[1]).read_text())
+    out = Path(sys.argv[2])
+    now = lambda: datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+    body = {**data["model"]["parameters"], "model": data["model"]["name"],
+            "messages": data["task"]["prompt"], "stream": False, "n": 1}
+    (out / "solver/turn-001").mkdir(parents=True)
+    (out / "solver/turn-001/request.json").write_text(json.dumps(body))
+    request = urllib.request.Request(data["model"]["base_url"] + "/chat/completions",
+        data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
+    raw = urllib.request.urlopen(request).read().decode()
+    (out / "solver/turn-001/response.json").write_text(raw)
+    answer = json.loads(raw)["choices"][0]["message"]["content"]
+    started = time.perf_counter()
+    found = re.search("#### (\\\\-?[0-9.,]+)", answer)
+    truth = data["task"]["extras"]["reward_spec"]["ground_truth"]
+    score = 1.0 if found and found.group(1) == truth else 0.0
+    verify_seconds = time.perf_counter() - started
+    (out / "verifier-trace.jsonl").write_text(
+        json.dumps({"at": now(), "event": "verify_start"}) + "\\n"
+        + json.dumps({"at": now(), "event": "verify_end", "reward": score}) + "\\n")
+    (out / "attempt.json").write_text(json.dumps({"verification": {"status": "verified",
+        "score": score, "passed": score == 1.0, "reason": None, "diagnostics": {}},
+        "verifier_executed": True, "done": True, "turns": 1}))
+    """
+)
+
+
+def write_config(root: Path, server: ServerProcess, checkout: Path, route: str) -> Path:
+    tasks = write_parquet(root / "data" / "train.parquet", gsm8k_rows(200))
+    runtime = {
+        "marinskyrl_checkout": str(checkout),
+        "gym_python": sys.executable,
+        "max_turns": 1,
+        "worker_timeout": 600,
+        "gym_config": {"gsm8k": {"verifyit_enabled": False}},
+    }
+    if route == "contract":
+        script = root / "contract_worker.py"
+        script.write_text(CONTRACT_WORKER)
+        runtime["workers"] = {
+            "skyrl_gym": {"python": sys.executable, "script": str(script), "pythonpath": []}
+        }
+    config = {
+        "model": {
+            "name": "bench/model",
+            "base_url": server.base_url,
+            "timeout": 30,
+            "parameters": {"temperature": 0.0},
+        },
+        "runtime": runtime,
+        "source": {
+            "source_id": SOURCE_ID,
+            "repository": REPOSITORY,
+            "revision": DATASET_REVISION,
+            "tasks_path": str(tasks),
+            "format": "skyrl_prepared",
+        },
+    }
+    path = root / f"config-{route}.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path
+
+
+def worker_seconds(run_dir: Path) -> list[float]:
+    """Each attempt's worker wall time: from its input.json to its attempt.json."""
+    times = []
+    for execution in sorted(run_dir.glob("tasks/*/execution-*")):
+        start = (execution / "input.json").stat().st_mtime
+        end = (execution / "attempt.json").stat().st_mtime
+        times.append(end - start)
+    return times
+
+
+SERVER = """
+import sys, time
+sys.path.insert(0, {root!r})
+from tests.model_server import ModelServer
+from tests.production.review_model import ReviewModel
+server = ModelServer(default=ReviewModel(), latency={latency!r}).start()
+print(server.base_url, flush=True)
+sys.stdin.read()
+"""
+
+
+class ServerProcess:
+    """The test model server in its own process, so its JSON work does not compete with
+    make_review for this interpreter's GIL (a real endpoint is another machine)."""
+
+    def __init__(self, latency: float) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", SERVER.format(root=str(ROOT), latency=latency)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        self.base_url = self.process.stdout.readline().strip()
+
+    def close(self) -> None:
+        self.process.stdin.close()
+        self.process.wait(timeout=10)
+
+
+def startup_seconds() -> float:
+    """One-time start-up paid by any process that validates collections: importing jsonschema
+    with its format checkers (publication uses the same checks)."""
+    code = (
+        "import time; t = time.process_time(); "
+        "from reviews.collection_checks import shipped_validator; shipped_validator(); "
+        "print(time.process_time() - t)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    return float(done.stdout.strip())
+
+
+def call_count(run_dir: Path) -> int:
+    """Model calls made for a run: every call-NNN folder and every solver turn."""
+    return len(list(run_dir.rglob("call-*"))) + len(list(run_dir.rglob("solver/turn-*")))
+
+
+def measure(*, route: str, n: int, jobs: int, latency: float, root: Path, checkout: Path) -> dict:
+    server = ServerProcess(latency)
+    try:
+        config = write_config(root / route, server, checkout, route)
+        results = {}
+        for label, job_count in (("concurrent", jobs), ("sequential", 1)):
+            output = root / route / f"run-{label}"
+            started, cpu = time.perf_counter(), time.process_time()
+            make_review(
+                options=RunOptions(config=config, n=n, output=output, jobs=job_count),
+                stderr=io.StringIO(),
+            )
+            wall = time.perf_counter() - started
+            results[label] = {
+                "wall": wall,
+                # This process's CPU only: workers are child processes, the model another.
+                "cpu": time.process_time() - cpu,
+                "calls": call_count(output),
+                "workers": worker_seconds(output),
+            }
+    finally:
+        server.close()
+    concurrent, sequential = results["concurrent"], results["sequential"]
+    ideal = concurrent["calls"] * latency / jobs
+    # make_review's own work (sampling, evidence bundles, validation, files, launching workers) is
+    # the CPU time of this process: native workers are child processes and the model is another
+    # process, so neither is counted. The one-time jsonschema import is reported apart.
+    startup = startup_seconds()
+    own = concurrent["cpu"] - startup
+    verifier_own = (sum(sequential["workers"]) - n * latency) / n
+    return {
+        "route": route,
+        "n": n,
+        "jobs": jobs,
+        "latency_ms": latency * 1000,
+        "calls": concurrent["calls"],
+        "wall_s": round(concurrent["wall"], 2),
+        "ideal_s": round(ideal, 2),
+        "ideal_over_wall": round(ideal / concurrent["wall"], 2),
+        "sequential_wall_s": round(sequential["wall"], 2),
+        "native_worker_s_per_task": round(verifier_own, 3),
+        "startup_cpu_s": round(startup, 2),
+        "ideal_over_wall_after_startup": round(ideal / (concurrent["wall"] - startup), 2),
+        "own_cpu_ms_per_task": round(own / n * 1000, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=24)
+    parser.add_argument("--jobs", type=int, default=8)
+    parser.add_argument("--latency", type=float, default=0.1)
+    parser.add_argument("--route", choices=("gym", "contract", "both"), default="both")
+    options = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-make-review-") as temporary:
+        root = Path(temporary)
+        checkout = build_checkout(root / "MarinSkyRL")
+        routes = ("contract", "gym") if options.route == "both" else (options.route,)
+        for route in routes:
+            report = measure(
+                route=route,
+                n=options.n,
+                jobs=options.jobs,
+                latency=options.latency,
+                root=root,
+                checkout=checkout,
+            )
+            print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

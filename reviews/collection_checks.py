@@ -1,0 +1,129 @@
+"""The database-free checks of a review collection (reviews.md §5 steps 2–6).
+
+One code path for two callers: publication (``reviews.validation``) runs these before the checks
+against the Atlas source, and production (``reviews.production``, review-production.md §11) runs
+them after each judge and on the final collection. Nothing here touches the database, so
+``make_review`` can validate on a machine without an Atlas database.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from reviews.evidence_intake import (
+    RunDirectory,
+    max_artifact_bytes,
+    normalized_relative,
+    read_limited,
+)
+
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
+
+
+class CollectionRejected(Exception):
+    """The collection breaks one of §5 steps 2–6; the message is the exact §5 text."""
+
+
+@functools.cache
+def shipped_validator():
+    # Imported on first use: jsonschema's format checkers take seconds to import, and every
+    # process that loads the admin or URLs would otherwise pay for it at start-up.
+    from jsonschema import Draft202012Validator
+
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+
+
+def json_pointer(parts: Any) -> str:
+    escaped = [str(part).replace("~", "~0").replace("/", "~1") for part in parts]
+    return "/" + "/".join(escaped) if escaped else "/"
+
+
+def check_collection(*, collection: Any, run_dir: Path) -> dict[str, bytes]:
+    """Steps 2–6 in order; returns the bytes of every cited evidence file by normalised path."""
+    check_schema(collection)
+    check_unique_identities(collection)
+    check_review_references(collection)
+    cited = check_evidence_files(files_in_run=RunDirectory(Path(run_dir)), collection=collection)
+    check_tag_references(collection)
+    return cited
+
+
+def check_schema(collection: Any) -> None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(shipped_validator().iter_errors(collection))
+    if error is not None:
+        raise CollectionRejected(
+            "Review collection does not match quality-review.schema.json at "
+            f"{json_pointer(error.absolute_path)}: {error.message}"
+        )
+
+
+def check_unique_identities(collection: dict[str, Any]) -> None:
+    for items in (collection["subjects"], collection["reviews"]):
+        ids = [item["id"] for item in items]
+        if len(ids) != len(set(ids)):
+            raise CollectionRejected("Duplicate subject/review identity")
+
+
+def check_review_references(collection: dict[str, Any]) -> None:
+    subject_ids = {subject["id"] for subject in collection["subjects"]}
+    review_ids = {review["id"] for review in collection["reviews"]}
+    for review in collection["reviews"]:
+        if review["subject_id"] not in subject_ids or not set(
+            review["derived_from_review_ids"]
+        ).issubset(review_ids):
+            raise CollectionRejected("Unresolved review reference")
+
+
+def _all_evidence(collection: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    for review in collection["reviews"]:
+        yield from review["evidence"]
+    for mapping in collection["source_mappings"]:
+        yield from mapping["evidence"]
+
+
+def check_evidence_files(
+    *, files_in_run: RunDirectory, collection: dict[str, Any]
+) -> dict[str, bytes]:
+    """Every cited snapshot, hash-checked; returns their bytes by normalised path."""
+    cited: dict[str, bytes] = {}
+    for evidence in _all_evidence(collection):
+        snapshot_path = evidence["snapshot_path"]
+        relative = normalized_relative(snapshot_path)
+        if relative is None:
+            raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
+        target = files_in_run.resolve(relative)
+        data = cited.get(relative)
+        if target is not None and data is None:
+            # Bounded like every artifact: a huge cited file is refused, not read into memory.
+            data = read_limited(
+                target, relative=relative, limit=max_artifact_bytes(), error=CollectionRejected
+            )
+        if data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
+            raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
+        cited[relative] = data
+    return cited
+
+
+def check_tag_references(collection: dict[str, Any]) -> None:
+    known = {
+        "subject": {subject["id"] for subject in collection["subjects"]},
+        "review": {review["id"] for review in collection["reviews"]},
+        "finding": {
+            finding["id"] for review in collection["reviews"] for finding in review["findings"]
+        },
+    }
+    for assignment in collection["tag_assignments"]:
+        target = assignment["target"]
+        if target["id"] not in known[target["kind"]] or not set(
+            assignment["evidence_review_ids"]
+        ).issubset(known["review"]):
+            raise CollectionRejected("Unresolved tag reference")

@@ -1,0 +1,253 @@
+"""The review configuration (review-production.md §2): loading, checks and path resolution.
+
+The resolved configuration is recorded in ``run.json``; the API key itself never is — only the
+name of the environment variable that holds it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviews.production.errors import ReviewProductionError
+
+CREDENTIAL_KEYS = frozenset({"api_key", "authorization", "password", "token"})
+FORBIDDEN_PARAMETERS = frozenset({"model", "messages", "api_key", "stream", "n"})
+RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+SOURCE_FORMATS = ("skyrl_prepared", "harbor_directory", "task_manifest")
+HARBOR_AGENTS = ("terminus-2", "offline_terminus:OfflineTerminus2")
+REWARD_MODES = ("scalar", "skill2env_components")
+RUNTIME_PATHS = ("marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python")
+POSITIVE_RUNTIME_KEYS = ("max_turns", "agent_timeout", "worker_timeout")
+RUNTIME_DEFAULTS = {"max_turns": 8, "agent_timeout": 1800, "worker_timeout": 3600}
+DEFAULT_MAX_RETRIES = 4
+DEFAULT_RETRY_BACKOFF_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    name: str
+    base_url: str
+    timeout: float
+    revision: str | None
+    parameters: dict[str, Any]
+    review_parameters: dict[str, Any]
+    api_key_env: str | None
+    response_format: str
+    max_retries: int
+    retry_backoff_seconds: float
+
+    @property
+    def judge_parameters(self) -> dict[str, Any]:
+        """``review_parameters`` over ``parameters`` (§2.1.3), for judge and coalescer calls."""
+        return {**self.parameters, **self.review_parameters}
+
+    def api_key(self) -> str | None:
+        """Read at call time from the environment, never stored with the configuration."""
+        return os.environ.get(self.api_key_env) if self.api_key_env else None
+
+
+@dataclass(frozen=True)
+class ReviewConfig:
+    path: Path
+    resolved: dict[str, Any]
+    model: ModelConfig
+
+    @property
+    def runtime(self) -> dict[str, Any]:
+        return self.resolved["runtime"]
+
+    @property
+    def source(self) -> dict[str, Any]:
+        return self.resolved["source"]
+
+
+def load_config(*, path: Path) -> ReviewConfig:
+    """Read, check and resolve the configuration at ``path`` (§2)."""
+    path = Path(os.path.abspath(os.path.expanduser(str(path))))
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReviewProductionError(f"Config file not found: {path}") from None
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ReviewProductionError(f"Config is not valid JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ReviewProductionError("Config must be a JSON object")
+    # The guard runs first, on the raw document: a credential must never reach run.json.
+    check_no_credentials(raw)
+    base = path.parent
+    model = _model(raw.get("model"))
+    runtime = _runtime(raw.get("runtime"), base)
+    source = _source(raw.get("source"), base)
+    resolved = {**raw, "model": _model_record(raw["model"]), "runtime": runtime, "source": source}
+    return ReviewConfig(path=path, resolved=resolved, model=model)
+
+
+def check_no_credentials(value: Any) -> None:
+    """§2.4: a key named like a credential at any depth, including inside lists."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS:
+                raise ReviewProductionError(
+                    "Put credentials in environment variables, not the review config"
+                )
+            check_no_credentials(item)
+    elif isinstance(value, list):
+        for item in value:
+            check_no_credentials(item)
+
+
+def resolve_path(*, base: Path, value: str) -> str:
+    """``~`` expanded, then absolute without following symlinks: a virtual environment's
+    ``bin/python`` must stay that environment's interpreter (§2)."""
+    return os.path.abspath(os.path.join(base, os.path.expanduser(value)))
+
+
+def _model(model: Any) -> ModelConfig:
+    if not isinstance(model, dict):
+        model = {}
+    name, base_url, timeout = model.get("name"), model.get("base_url"), model.get("timeout")
+    if (
+        not isinstance(name, str)
+        or not name.strip()
+        or not isinstance(base_url, str)
+        or not base_url.strip()
+        or isinstance(timeout, bool)
+        or not isinstance(timeout, int | float)
+        or timeout <= 0
+    ):
+        raise ReviewProductionError(
+            "Provide an explicit model name, base_url, and positive timeout"
+        )
+    parameters = model.get("parameters")
+    review_parameters = model.get("review_parameters", {})
+    if not isinstance(parameters, dict) or not isinstance(review_parameters, dict):
+        raise ReviewProductionError("model.parameters and model.review_parameters must be objects")
+    if FORBIDDEN_PARAMETERS & (set(parameters) | set(review_parameters)):
+        raise ReviewProductionError(
+            "Model parameters must not override identity, conversation, or credentials"
+        )
+    api_key_env = model.get("api_key_env")
+    if api_key_env is not None:
+        if not isinstance(api_key_env, str) or not api_key_env:
+            raise ReviewProductionError("model.api_key_env must name an environment variable")
+        if api_key_env not in os.environ:
+            raise ReviewProductionError(
+                f"Environment variable {api_key_env} named by model.api_key_env is not set"
+            )
+    response_format = model.get("response_format", "json_schema")
+    if response_format not in RESPONSE_FORMATS:
+        raise ReviewProductionError(
+            "model.response_format must be json_schema, json_object, or none"
+        )
+    max_retries = model.get("max_retries", DEFAULT_MAX_RETRIES)
+    backoff = model.get("retry_backoff_seconds", DEFAULT_RETRY_BACKOFF_SECONDS)
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ReviewProductionError("model.max_retries must be a non-negative integer")
+    if isinstance(backoff, bool) or not isinstance(backoff, int | float) or backoff < 0:
+        raise ReviewProductionError("model.retry_backoff_seconds must be a non-negative number")
+    revision = model.get("revision")
+    return ModelConfig(
+        name=name,
+        base_url=base_url.rstrip("/"),
+        timeout=float(timeout),
+        revision=revision if isinstance(revision, str) else None,
+        parameters=dict(parameters),
+        review_parameters=dict(review_parameters),
+        api_key_env=api_key_env,
+        response_format=response_format,
+        max_retries=max_retries,
+        retry_backoff_seconds=float(backoff),
+    )
+
+
+def _model_record(model: dict[str, Any]) -> dict[str, Any]:
+    """The model section as recorded and handed to workers: defaults made explicit."""
+    return {
+        "response_format": "json_schema",
+        "review_parameters": {},
+        "api_key_env": None,
+        **model,
+        "base_url": model["base_url"].rstrip("/"),
+    }
+
+
+def _runtime(runtime: Any, base: Path) -> dict[str, Any]:
+    if runtime is None:
+        runtime = {}
+    if not isinstance(runtime, dict):
+        raise ReviewProductionError("runtime must be an object")
+    resolved = {**RUNTIME_DEFAULTS, **runtime}
+    for key in RUNTIME_PATHS:
+        if isinstance(resolved.get(key), str) and resolved[key]:
+            resolved[key] = resolve_path(base=base, value=resolved[key])
+    for key in POSITIVE_RUNTIME_KEYS:
+        value = resolved[key]
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ReviewProductionError(f"{key} must be positive")
+    gym_config = resolved.setdefault("gym_config", {})
+    if not isinstance(gym_config, dict) or not all(
+        isinstance(v, dict) for v in gym_config.values()
+    ):
+        raise ReviewProductionError("runtime.gym_config must map environment ids to objects")
+    agent = {"name": "terminus-2", "kwargs": {}, **(resolved.get("harbor_agent") or {})}
+    if agent["name"] not in HARBOR_AGENTS:
+        raise ReviewProductionError(
+            "Harbor reviews currently use terminus-2 so solver and judges share the "
+            "configured model"
+        )
+    resolved["harbor_agent"] = agent
+    resolved.setdefault("harbor_environment", {})
+    verifier = resolved.setdefault("harbor_verifier", {})
+    if not isinstance(verifier, dict) or "disable" in verifier or "import_path" in verifier:
+        raise ReviewProductionError("Review must use the task native verifier, enabled")
+    mode = resolved.setdefault("harbor_reward_mode", "scalar")
+    if mode not in REWARD_MODES:
+        raise ReviewProductionError("harbor_reward_mode must be scalar or skill2env_components")
+    workers = resolved.setdefault("workers", {})
+    if not isinstance(workers, dict):
+        raise ReviewProductionError("runtime.workers must map routes to workers")
+    resolved["workers"] = {
+        route: _worker(route, worker, base) for route, worker in sorted(workers.items())
+    }
+    return resolved
+
+
+def _worker(route: str, worker: Any, base: Path) -> dict[str, Any]:
+    if (
+        not isinstance(worker, dict)
+        or not isinstance(worker.get("python"), str)
+        or not isinstance(worker.get("script"), str)
+        or not isinstance(worker.get("pythonpath", []), list)
+    ):
+        raise ReviewProductionError(
+            f"runtime.workers.{route} needs python, script and a pythonpath list"
+        )
+    return {
+        "python": resolve_path(base=base, value=worker["python"]),
+        "script": resolve_path(base=base, value=worker["script"]),
+        "pythonpath": [resolve_path(base=base, value=p) for p in worker.get("pythonpath", [])],
+    }
+
+
+def _source(source: Any, base: Path) -> dict[str, Any]:
+    if not isinstance(source, dict):
+        raise ReviewProductionError("source must be an object")
+    for key in ("source_id", "repository", "tasks_path"):
+        if not isinstance(source.get(key), str) or not source[key]:
+            raise ReviewProductionError(f"source.{key} is required")
+    if source.get("format") not in SOURCE_FORMATS:
+        raise ReviewProductionError(
+            "format must be skyrl_prepared, harbor_directory, or task_manifest"
+        )
+    revision = source.get("revision")
+    if revision is not None and not isinstance(revision, str):
+        raise ReviewProductionError("source.revision must be a string or null")
+    resolved = {"revision": None, "grading_snapshot": None, **source}
+    resolved["tasks_path"] = resolve_path(base=base, value=source["tasks_path"])
+    if isinstance(source.get("grading_snapshot"), str):
+        resolved["grading_snapshot"] = resolve_path(base=base, value=source["grading_snapshot"])
+    return resolved

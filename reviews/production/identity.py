@@ -1,0 +1,119 @@
+"""Run identity (review-production.md §5): checkout identities, file hashes and ``snapshot_id``.
+
+``run.json`` pins everything a resume must find unchanged: the resolved configuration, the sample,
+the schema, the production code and the native checkouts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from reviews.collection_checks import SCHEMA_PATH
+from reviews.production.errors import ReviewProductionError
+
+MARINSKYRL_TREES = (
+    "skyrl-gym/skyrl_gym",
+    "skyrl-train/skyrl_train/trajectory_runners",
+    "marinskyrl",
+)
+HARBOR_TREES = ("src/harbor",)
+PACKAGE_DIR = Path(__file__).resolve().parent
+COMMAND_MODULE = PACKAGE_DIR.parent / "management" / "commands" / "make_review.py"
+CHUNK = 1 << 20
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as stream:
+        while chunk := stream.read(CHUNK):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def git(*, checkout: Path, args: list[str]) -> str:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=False
+        )
+    except OSError as exc:
+        raise ReviewProductionError(f"git is not available: {exc}") from None
+    if done.returncode != 0:
+        raise ReviewProductionError(
+            f"git {' '.join(args)} failed in {checkout}: {done.stderr.strip()}"
+        )
+    return done.stdout
+
+
+def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, Any]:
+    """``{checkout, commit, dirty, python_tree_sha256}`` (§5.2)."""
+    checkout = Path(checkout)
+    if not (checkout / ".git").exists():
+        raise ReviewProductionError(f"Native checkout is not a git repository: {checkout}")
+    commit = git(checkout=checkout, args=["rev-parse", "HEAD"]).strip()
+    # Untracked files (a __pycache__ the interpreter left) are not uncommitted changes.
+    status = git(checkout=checkout, args=["status", "--porcelain", "--untracked-files=no"])
+    return {
+        "checkout": str(checkout),
+        "commit": commit,
+        "dirty": bool(status.strip()),
+        "python_tree_sha256": python_tree_sha256(checkout=checkout, trees=trees),
+    }
+
+
+def python_tree_sha256(*, checkout: Path, trees: tuple[str, ...]) -> str:
+    """One SHA-256 fed, tree by tree in the given order, with each ``*.py`` file below it (sorted
+    by path): its POSIX path relative to the checkout, then the raw 32-byte SHA-256 of the file."""
+    digest = hashlib.sha256()
+    for tree in trees:
+        root = checkout / tree
+        if not root.is_dir():
+            continue
+        files = sorted(
+            (path for path in root.rglob("*.py") if path.is_file()),
+            key=lambda path: path.relative_to(checkout).as_posix(),
+        )
+        for path in files:
+            digest.update(path.relative_to(checkout).as_posix().encode("utf-8"))
+            digest.update(bytes.fromhex(sha256_file(path)))
+    return digest.hexdigest()
+
+
+def implementation_hashes() -> dict[str, str]:
+    """Whole-file SHA-256 of the production code: any edit changes the run identity."""
+    hashes = {"make_review.py": sha256_file(COMMAND_MODULE)}
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if "__pycache__" in path.parts:
+            continue
+        relative = path.relative_to(PACKAGE_DIR).as_posix()
+        hashes[f"review_runtime/{relative}"] = sha256_file(path)
+    return hashes
+
+
+def folder_hashes(*, folder: Path) -> dict[str, str]:
+    """``{absolute path: sha256}`` for every file in a task folder (symlinks followed)."""
+    found: dict[str, str] = {}
+    for root, _dirs, files in os.walk(folder, followlinks=True):
+        for name in files:
+            path = Path(root) / name
+            found[str(path)] = sha256_file(path)
+    return dict(sorted(found.items()))
+
+
+def schema_sha256() -> str:
+    return sha256_file(SCHEMA_PATH)
+
+
+def snapshot_id(*, identity: dict[str, Any]) -> str:
+    """SHA-256 of the run identity as JSON: non-ASCII kept, default separators, insertion order."""
+    text = json.dumps(identity, ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def round_trip(value: Any) -> Any:
+    """What a JSON file written from ``value`` reads back as (tuples become lists, etc.)."""
+    return json.loads(json.dumps(value, ensure_ascii=False))

@@ -1,0 +1,203 @@
+"""The native worker launcher (review-production.md §6.1–§6.2).
+
+A worker runs as ``<python> <script> <input.json> <execution dir>`` in its own process group, so a
+Ctrl-C at the terminal reaches make_review only and the launcher decides how the worker stops:
+SIGINT to the group, a grace period, then SIGKILL. Every attempt gets a fresh ``execution-NNN``
+directory, so a failed attempt is never overwritten.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from reviews.production.errors import ReviewProductionError
+from reviews.production.rundir import task_folder, write_json_file
+from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
+
+WORKERS_DIR = Path(__file__).resolve().parent / "workers"
+GRACE_SECONDS = 15.0
+POLL_SECONDS = 0.05
+
+
+class Interrupted(KeyboardInterrupt):
+    """The run was interrupted; the worker was stopped and the task stays unfinished."""
+
+
+@dataclass(frozen=True)
+class WorkerRoute:
+    python: str
+    script: str
+    pythonpath: tuple[str, ...]
+
+
+def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
+    """Configured routes first (they may replace a built-in), then the Gym and Harbor workers."""
+    configured = runtime.get("workers", {}).get(route)
+    if configured is not None:
+        return WorkerRoute(
+            python=configured["python"],
+            script=configured["script"],
+            pythonpath=tuple(configured["pythonpath"]),
+        )
+    checkout = runtime.get("marinskyrl_checkout")
+    if route in (GYM_ROUTE, HARBOR_ROUTE) and not checkout:
+        raise ReviewProductionError("runtime.marinskyrl_checkout is required for native workers")
+    gym_paths = (f"{checkout}/skyrl-gym", f"{checkout}/skyrl-train", str(checkout))
+    if route == GYM_ROUTE:
+        if not runtime.get("gym_python"):
+            raise ReviewProductionError("runtime.gym_python is required for Gym tasks")
+        return WorkerRoute(runtime["gym_python"], str(WORKERS_DIR / "gym_worker.py"), gym_paths)
+    if route == HARBOR_ROUTE:
+        if not runtime.get("harbor_python") or not runtime.get("harbor_checkout"):
+            raise ReviewProductionError(
+                "runtime.harbor_python and runtime.harbor_checkout are required for Harbor tasks"
+            )
+        return WorkerRoute(
+            runtime["harbor_python"],
+            str(WORKERS_DIR / "harbor_worker.py"),
+            (f"{runtime['harbor_checkout']}/src", *gym_paths),
+        )
+    raise ReviewProductionError(f"No native worker for route {route}")
+
+
+def attempt_path(*, run_dir: Path, number: int) -> Path:
+    return task_folder(run_dir=run_dir, number=number) / "attempt.json"
+
+
+def run_attempt(
+    *,
+    run_dir: Path,
+    number: int,
+    task: Task,
+    model: dict[str, Any],
+    runtime: dict[str, Any],
+    stop: threading.Event,
+    grace_seconds: float = GRACE_SECONDS,
+) -> dict[str, Any]:
+    """Run the task's worker once in a new ``execution-NNN`` and mark the task done."""
+    route = worker_route(route=task.route, runtime=runtime)
+    folder = task_folder(run_dir=run_dir, number=number)
+    folder.mkdir(parents=True, exist_ok=True)
+    existing = [p for p in folder.iterdir() if p.is_dir() and p.name.startswith("execution-")]
+    execution = folder / f"execution-{len(existing) + 1:03d}"
+    execution.mkdir()
+    record = task.record()
+    if task.task_dir:
+        # Symlinks dereferenced: the attempt's evidence holds the task files themselves.
+        shutil.copytree(task.task_dir, execution / "task", symlinks=False)
+        record["task_dir"] = str(execution / "task")
+    write_json_file(execution / "input.json", {"task": record, "model": model, "config": runtime})
+    stderr_path = execution / "worker.stderr"
+    environment = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(route.pythonpath),
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONUNBUFFERED": "1",
+    }
+    with (
+        open(execution / "worker.stdout", "wb") as stdout,
+        open(stderr_path, "wb") as stderr,
+    ):
+        try:
+            process = subprocess.Popen(
+                [route.python, route.script, str(execution / "input.json"), str(execution)],
+                cwd=execution,
+                stdin=subprocess.DEVNULL,
+                stdout=stdout,
+                stderr=stderr,
+                env=environment,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise ReviewProductionError(
+                f"Cannot start native worker {route.python}: {exc}"
+            ) from None
+        returncode = _wait(
+            process=process,
+            timeout=float(runtime["worker_timeout"]),
+            stop=stop,
+            grace_seconds=grace_seconds,
+            stderr_path=stderr_path,
+        )
+    attempt_file = execution / "attempt.json"
+    if returncode != 0 or not attempt_file.is_file():
+        raise ReviewProductionError(
+            f"Native worker failed; inspect {stderr_path}. Resume retries this unfinished task."
+        )
+    try:
+        attempt = json.loads(attempt_file.read_text(encoding="utf-8"))
+    except ValueError:
+        raise ReviewProductionError(
+            f"Native worker failed; inspect {stderr_path}. Resume retries this unfinished task."
+        ) from None
+    attempt["execution_path"] = execution.relative_to(run_dir).as_posix()
+    write_json_file(attempt_file, attempt)
+    # Written last: its existence marks the task's attempt as done (§6.2.4).
+    write_json_file(attempt_path(run_dir=run_dir, number=number), attempt)
+    return attempt
+
+
+def _wait(
+    *,
+    process: subprocess.Popen,
+    timeout: float,
+    stop: threading.Event,
+    grace_seconds: float,
+    stderr_path: Path,
+) -> int:
+    """Block on the worker's exit (no polling delay on the common path) while a watcher thread
+    enforces the timeout and the run's stop signal."""
+    reason: list[str] = []
+    exited = threading.Event()
+
+    def watch() -> None:
+        deadline = time.monotonic() + timeout
+        while not exited.wait(POLL_SECONDS):
+            if stop.is_set() or time.monotonic() >= deadline:
+                reason.append("interrupted" if stop.is_set() else "timeout")
+                stop_group(process=process, grace_seconds=grace_seconds)
+                return
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        returncode = process.wait()
+    except KeyboardInterrupt:
+        exited.set()
+        if process.poll() is None:
+            stop_group(process=process, grace_seconds=grace_seconds)
+        raise
+    exited.set()
+    watcher.join()
+    if reason == ["interrupted"]:
+        raise Interrupted()
+    if reason == ["timeout"]:
+        raise ReviewProductionError(
+            f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. "
+            "Resume retries this unfinished task."
+        )
+    return returncode
+
+
+def stop_group(*, process: subprocess.Popen, grace_seconds: float) -> None:
+    """SIGINT to the worker's process group, ``grace_seconds`` to finish, then SIGKILL."""
+    try:
+        os.killpg(process.pid, signal.SIGINT)
+    except ProcessLookupError:
+        return
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=grace_seconds)
+    # The whole group: a verifier's own children must not outlive the attempt.
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()

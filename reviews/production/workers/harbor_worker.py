@@ -1,0 +1,219 @@
+"""Harbor worker (review-production.md §6.4): one trial of one Harbor task through ``harbor``'s
+trial API (``TrialConfig`` → ``Trial.create`` → ``Trial.run``).
+
+Run by ``runtime.harbor_python`` as ``<python> harbor_worker.py <input.json> <execution dir>`` with
+``<harbor>/src`` and the MarinSkyRL checkout on ``PYTHONPATH``. Needs Harbor's environment provider
+(e.g. local Docker). Standalone: it never imports Django or the project.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import math
+import os
+import shutil
+import sys
+from pathlib import Path
+from typing import Any
+
+from worker_support import EventLog, NativeCapture, error_outcome, warm_imports, write_json
+
+OFFLINE_AGENT = "offline_terminus:OfflineTerminus2"
+TOLERANCE = 1e-9
+
+
+class ReviewRuleError(Exception):
+    """A configuration the review must refuse (the message is the spec's text)."""
+
+
+def trial_name(*, execution_dir: Path) -> str:
+    """A distinct trial name for every attempt: the execution directory's own hash."""
+    digest = hashlib.sha256(str(execution_dir.resolve()).encode("utf-8")).hexdigest()
+    return "review-" + digest[:20]
+
+
+def component_verification(rewards: Any) -> dict[str, Any]:
+    """§6.8.2: finite component rewards in [0, 1] → their mean; passed only when all equal 1."""
+    values = list(rewards.values()) if isinstance(rewards, dict) else None
+    if not values or not all(
+        isinstance(v, int | float)
+        and not isinstance(v, bool)
+        and math.isfinite(v)
+        and 0.0 <= v <= 1.0
+        for v in values
+    ):
+        raise ValueError(f"Component rewards must be finite numbers in [0, 1]: {rewards!r}")
+    return {
+        "status": "verified",
+        "score": sum(values) / len(values),
+        "passed": all(abs(v - 1.0) <= TOLERANCE for v in values),
+        "score_min": 0.0,
+        "score_max": 1.0,
+        "reason": None,
+        "diagnostics": {
+            "native_rewards": rewards,
+            "score_aggregation": "component_mean",
+            "pass_criterion": "all_components_equal_one",
+        },
+    }
+
+
+def scalar_verification(rewards: Any) -> dict[str, Any]:
+    """§6.8.1: the native verifier's score as it is."""
+    if not isinstance(rewards, dict) or not rewards:
+        return {"status": "unavailable", "score": None, "passed": None,
+                "reason": "The verifier reported no reward", "diagnostics": {}}  # fmt: skip
+    score = rewards["reward"] if "reward" in rewards else next(iter(rewards.values()))
+    return {
+        "status": "verified",
+        "score": float(score),
+        "passed": float(score) >= 1.0,
+        "reason": f"Native verifier reward {float(score):g}",
+        "diagnostics": {"native_rewards": rewards},
+    }
+
+
+def materialize_packed_task(*, packed: dict[str, Any], execution_dir: Path) -> Path:
+    """A ``packed_task`` names a record (``key``) of a JSON Lines or JSON ``dataset_path`` whose
+    ``files`` map task-relative paths to contents; it is unpacked under ``packed-task-cache/``."""
+    dataset = Path(packed["dataset_path"])
+    text = dataset.read_text(encoding="utf-8")
+    records = json.loads(text) if dataset.suffix == ".json" else [
+        json.loads(line) for line in text.splitlines() if line.strip()
+    ]  # fmt: skip
+    key = packed["key"]
+    record = next((r for r in records if r.get("id") == key), None)
+    if record is None:
+        raise ValueError(f"Packed task {key} is not in {dataset}")
+    target = execution_dir / "packed-task-cache" / str(key)
+    for relative, content in sorted(record["files"].items()):
+        path = (target / relative).resolve()
+        if not path.is_relative_to(target.resolve()):
+            raise ValueError(f"Packed task file escapes its folder: {relative}")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(content, encoding="utf-8")
+    return target
+
+
+def agent_config(*, data: dict[str, Any]) -> dict[str, Any]:
+    model, runtime = data["model"], data["config"]
+    agent = runtime["harbor_agent"]
+    kwargs = {
+        **agent.get("kwargs", {}),
+        "api_base": model["base_url"],
+        "llm_call_kwargs": model["parameters"],
+        "max_turns": runtime["max_turns"],
+        "store_all_messages": True,
+        "enable_episode_logging": True,
+        "trajectory_dump_cadence": "per_turn",
+    }
+    config: dict[str, Any] = {
+        "model_name": f"openai/{model['name']}",
+        "kwargs": kwargs,
+        "override_timeout_sec": float(runtime["agent_timeout"]),
+    }
+    if agent["name"] == OFFLINE_AGENT:
+        config["import_path"] = OFFLINE_AGENT
+    else:
+        config["name"] = agent["name"]
+    return config
+
+
+async def run_trial(*, data: dict[str, Any], execution_dir: Path, events: EventLog) -> dict:
+    from harbor.models.trial.config import (
+        AgentConfig,
+        EnvironmentConfig,
+        TaskConfig,
+        TrialConfig,
+        VerifierConfig,
+    )
+    from harbor.trial.trial import Trial
+
+    runtime = data["config"]
+    verifier = runtime.get("harbor_verifier", {})
+    if verifier.get("disable") or verifier.get("import_path"):
+        raise ReviewRuleError("Review must use the task native verifier, enabled")
+    task = data["task"]
+    if task.get("packed_task"):
+        task_path = materialize_packed_task(packed=task["packed_task"], execution_dir=execution_dir)
+    else:
+        task_path = Path(task["task_dir"])
+    name = trial_name(execution_dir=execution_dir)
+    config = TrialConfig(
+        task=TaskConfig(path=task_path),
+        trial_name=name,
+        trials_dir=execution_dir,
+        agent=AgentConfig(**agent_config(data=data)),
+        environment=EnvironmentConfig(**runtime.get("harbor_environment", {})),
+        verifier=VerifierConfig(**verifier),
+    )
+    events.write("trial_start", trial_name=name, task_path=str(task_path))
+    trial = await Trial.create(config)
+    result = await trial.run()
+    document = json.loads(result.model_dump_json())
+    write_json(execution_dir / "harbor-result.json", document)
+    events.write("trial_end", trial_name=name, exception=document.get("exception_info"))
+    return _outcome(document=document, data=data, trial_dir=execution_dir / name)
+
+
+def _outcome(*, document: dict[str, Any], data: dict[str, Any], trial_dir: Path) -> dict:
+    timings = [document.get("verifier")] + [
+        step.get("verifier") for step in document.get("step_results") or []
+    ]
+    executed = any(isinstance(t, dict) and t.get("started_at") for t in timings)
+    if data["config"]["harbor_agent"]["name"] == OFFLINE_AGENT:
+        tooling = json.loads((trial_dir / "agent" / "offline-tooling.json").read_text("utf-8"))
+        if tooling.get("return_code") != 0:
+            raise RuntimeError("Offline agent tooling failed to install")
+    rewards = (document.get("verifier_result") or {}).get("rewards")
+    verification: dict[str, Any]
+    if not executed:
+        verification = {"status": "unavailable", "score": None, "passed": None,
+                        "reason": "The native verifier did not run", "diagnostics": {}}  # fmt: skip
+    elif data["config"].get("harbor_reward_mode") == "skill2env_components":
+        verification = component_verification(rewards)
+    else:
+        verification = scalar_verification(rewards)
+    return {
+        "verification": verification,
+        "verifier_executed": executed,
+        "done": document.get("exception_info") is None,
+        "turns": None,
+    }
+
+
+def main(input_path: str, execution_dir: str) -> int:
+    directory = Path(execution_dir)
+    data = json.loads(Path(input_path).read_text(encoding="utf-8"))
+    key_env = data["model"].get("api_key_env")
+    if key_env and key_env in os.environ:
+        # Harbor's agents read the OpenAI-compatible key from OPENAI_API_KEY.
+        os.environ["OPENAI_API_KEY"] = os.environ[key_env]
+    events = EventLog(directory / "verifier-trace.jsonl")
+    warm_imports()
+    capture = NativeCapture()
+    capture.start()
+    try:
+        outcome = asyncio.run(run_trial(data=data, execution_dir=directory, events=events))
+    except ReviewRuleError as exc:
+        capture.stop()
+        print(str(exc), file=sys.stderr)
+        return 2
+    except Exception as exc:
+        capture.stop()
+        outcome = error_outcome(events=events, exc=exc, turns=0)
+    else:
+        capture.stop()
+    try:
+        capture.write(directory)
+    except Exception as exc:
+        outcome = error_outcome(events=events, exc=exc, turns=0)
+    write_json(directory / "attempt.json", outcome)
+    shutil.rmtree(directory / "__pycache__", ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

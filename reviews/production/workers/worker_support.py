@@ -1,0 +1,224 @@
+"""What every native worker shares (review-production.md §6): events, native code capture, the
+solver's chat calls and the error outcome.
+
+Standalone: imported by the worker scripts beside it (their folder is ``sys.path[0]``) inside the
+native interpreter, so it uses the standard library only and never imports Django or the project.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import hashlib
+import importlib
+import importlib.metadata
+import json
+import os
+import re
+import shutil
+import sys
+import threading
+import time
+import traceback
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+CAPTURED_PREFIXES = (
+    "skyrl_gym.",
+    "skyrl_train.trajectory_runners.",
+    "harbor.verifier.",
+    "tasktrove_verify.",
+    "verifyit.",
+)
+CAPTURED_NAMES = ("verifyit",)
+COMMIT = re.compile(r"^[0-9a-f]{40}$")
+RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+CO_OPTIMIZED = 0x1  # set on function code objects only (inspect.CO_OPTIMIZED)
+# Third-party libraries the Gym library imports. They are not native code and are never captured;
+# importing them before the profile hook is installed spares the hook their thousands of calls.
+WARM_IMPORTS = ("numpy", "pandas", "omegaconf", "requests", "func_timeout", "pydantic")
+
+
+def warm_imports() -> None:
+    for name in WARM_IMPORTS:
+        # Optional: a library missing here is imported (or not) by the native code later.
+        with contextlib.suppress(Exception):
+            importlib.import_module(name)
+
+
+def now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def write_json(path: Path, value: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(value, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+def is_native_module(name: str) -> bool:
+    return name in CAPTURED_NAMES or name.startswith(CAPTURED_PREFIXES)
+
+
+class EventLog:
+    """``verifier-trace.jsonl``: one JSON event per line, each with its ``at`` timestamp."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.names: list[str] = []
+        path.touch()
+
+    def write(self, event: str, **fields: Any) -> None:
+        self.names.append(event)
+        with self.path.open("a", encoding="utf-8") as stream:
+            stream.write(json.dumps({"at": now(), "event": event, **fields}, default=str) + "\n")
+
+
+class NativeCapture:
+    """Records which native modules' code actually runs (§6.6).
+
+    A profile hook (cheaper than a line tracer: it fires on calls only) notes the module of every
+    called function; code objects already seen are skipped, so the cost is one set lookup per call.
+    """
+
+    def __init__(self) -> None:
+        self.called: set[str] = set()
+        self._seen: set[Any] = set()
+
+    def _profile(self, frame: Any, event: str, _arg: Any) -> None:
+        if event != "call":
+            return
+        code = frame.f_code
+        if code in self._seen:
+            return
+        self._seen.add(code)
+        if not code.co_flags & CO_OPTIMIZED:
+            return  # a module or class body runs on import; that is not a call into its code
+        name = frame.f_globals.get("__name__", "")
+        if isinstance(name, str) and is_native_module(name):
+            self.called.add(name)
+
+    def start(self) -> None:
+        threading.setprofile(self._profile)
+        sys.setprofile(self._profile)
+
+    def stop(self) -> None:
+        sys.setprofile(None)
+        threading.setprofile(None)
+
+    def write(self, execution_dir: Path) -> list[dict[str, Any]]:
+        """Copy every imported native module's source and write ``native-code-index.json``."""
+        entries = []
+        for name, module in sorted(sys.modules.items()):
+            origin = getattr(module, "__file__", None)
+            if not is_native_module(name) or not origin or not origin.endswith(".py"):
+                continue
+            relative = name.replace(".", "/")
+            if os.path.basename(origin) == "__init__.py":
+                relative += "/__init__.py"
+            else:
+                relative += ".py"
+            target = execution_dir / "native-code" / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(origin, target)
+            entry = {
+                "module": name,
+                "origin": os.path.abspath(origin),
+                "path": f"native-code/{relative}",
+                "sha256": hashlib.sha256(target.read_bytes()).hexdigest(),
+                "called_in_attempt": name in self.called,
+            }
+            if name == "verifyit" or name.startswith("verifyit."):
+                entry["package"] = verifyit_package()
+            entries.append(entry)
+        write_json(execution_dir / "native-code-index.json", entries)
+        return entries
+
+
+def verifyit_package() -> dict[str, str]:
+    """verifyit's version and VCS origin from its installation record (PEP 610 direct_url.json)."""
+    distribution = importlib.metadata.distribution("verifyit")
+    record = json.loads(distribution.read_text("direct_url.json") or "{}")
+    commit = (record.get("vcs_info") or {}).get("commit_id")
+    if not isinstance(commit, str) or not COMMIT.match(commit):
+        raise RuntimeError("The installed verifyit package records no 40-hex source commit")
+    return {
+        "version": distribution.version,
+        "source_url": record.get("url", ""),
+        "source_commit": commit,
+    }
+
+
+@contextlib.contextmanager
+def captured_output(*, stdout: Path, stderr: Path):
+    """Send file descriptors 1 and 2 to the verifier logs, so output of any child process the
+    verifier starts is kept too, not only what Python's ``print`` writes."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with stdout.open("ab") as out, stderr.open("ab") as err:
+        os.dup2(out.fileno(), 1)
+        os.dup2(err.fileno(), 2)
+        try:
+            yield
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Path) -> dict:
+    """One solver call, saved as ``request.json`` and ``response.json`` (no auth header)."""
+    write_json(turn_dir / "request.json", body)
+    headers = {"Content-Type": "application/json"}
+    key_env = model.get("api_key_env")
+    if key_env and os.environ.get(key_env):
+        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
+    url = f"{model['base_url'].rstrip('/')}/chat/completions"
+    attempts = int(model.get("max_retries", 4)) + 1
+    backoff = float(model.get("retry_backoff_seconds", 1.0))
+    data = json.dumps(body).encode("utf-8")
+    for attempt in range(attempts):
+        request = urllib.request.Request(url, data=data, headers=headers, method="POST")
+        try:
+            with urllib.request.urlopen(request, timeout=float(model["timeout"])) as answer:
+                raw = answer.read().decode("utf-8")
+            (turn_dir / "response.json").write_text(raw, encoding="utf-8")
+            return json.loads(raw)
+        except urllib.error.HTTPError as exc:
+            text = exc.read().decode("utf-8", "replace")
+            (turn_dir / "http-error.txt").write_text(f"HTTP {exc.code}\n{text}\n", "utf-8")
+            if exc.code not in RETRIED_STATUSES or attempt + 1 == attempts:
+                raise RuntimeError(f"Solver call failed with HTTP {exc.code}") from None
+        except (TimeoutError, urllib.error.URLError) as exc:
+            (turn_dir / "http-error.txt").write_text(f"{exc}\n", "utf-8")
+            if attempt + 1 == attempts:
+                raise RuntimeError(f"Solver call failed: {exc}") from None
+        time.sleep(min(backoff * (2**attempt), 30.0))
+    raise RuntimeError("Solver call failed")  # pragma: no cover - the loop always returns or raises
+
+
+def error_outcome(*, events: EventLog, exc: BaseException, turns: int) -> dict[str, Any]:
+    """§6.5: an exception inside the worker becomes an ``error`` verification, never a crash."""
+    events.write(
+        "execution_error",
+        type=type(exc).__name__,
+        detail=str(exc),
+        traceback="".join(traceback.format_exception(exc)),
+    )
+    return {
+        "verification": {
+            "status": "error",
+            "score": None,
+            "passed": None,
+            "reason": f"{type(exc).__name__}: {exc}",
+            "diagnostics": {"exception_type": type(exc).__name__},
+        },
+        "verifier_executed": "verify_start" in events.names,
+        "done": False,
+        "turns": turns,
+    }

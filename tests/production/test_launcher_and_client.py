@@ -1,0 +1,231 @@
+"""The worker launcher (§6.1–§6.2) and the model client (§2.1, §8.4) against real processes and
+the test model server."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from reviews.production.config import ModelConfig
+from reviews.production.errors import ReviewProductionError
+from reviews.production.launcher import run_attempt, worker_route
+from reviews.production.model_client import ModelClient, chat_body
+from reviews.production.tasks import Task
+from tests.model_server import ModelServer, Reply, completion
+
+pytestmark = pytest.mark.slow
+
+TASK = Task(
+    id="t1", route="custom", repository="org/x", dataset_revision=None, source_id="S:x",
+    task_path="t1", row_index=0, prompt=[{"role": "user", "content": "hi"}], extras={},
+    env_id=None,
+)  # fmt: skip
+
+
+def runtime_with(tmp_path: Path, body: str, *, timeout: float = 30) -> dict:
+    script = tmp_path / "worker.py"
+    script.write_text(textwrap.dedent(body))
+    return {
+        "worker_timeout": timeout,
+        "workers": {"custom": {"python": sys.executable, "script": str(script), "pythonpath": []}},
+    }
+
+
+def attempt(tmp_path: Path, runtime: dict, **kwargs) -> dict:
+    return run_attempt(
+        run_dir=tmp_path / "run", number=1, task=TASK, model={"name": "m"}, runtime=runtime,
+        stop=kwargs.pop("stop", threading.Event()), **kwargs,
+    )  # fmt: skip
+
+
+def test_contract_arguments_group_and_done_marker(tmp_path):
+    runtime = runtime_with(
+        tmp_path,
+        """
+        import json, os, sys
+        from pathlib import Path
+        data = json.loads(Path(sys.argv[1]).read_text())
+        out = Path(sys.argv[2])
+        print("to stdout"); print("to stderr", file=sys.stderr)
+        assert os.getpgid(0) == os.getpid()  # its own process group
+        assert "api_key" not in json.dumps(data)
+        (out / "attempt.json").write_text(json.dumps({"verification": {"status": "verified"},
+            "verifier_executed": True, "done": True, "turns": 1, "task": data["task"]["id"],
+            "cwd": os.getcwd()}))
+        """,
+    )
+    outcome = attempt(tmp_path, runtime)
+    execution = tmp_path / "run/tasks/0001/execution-001"
+    assert outcome["execution_path"] == "tasks/0001/execution-001"
+    assert outcome["task"] == "t1" and outcome["cwd"] == str(execution)
+    assert (execution / "worker.stdout").read_text() == "to stdout\n"
+    assert (execution / "worker.stderr").read_text() == "to stderr\n"
+    assert json.loads((execution / "input.json").read_text())["config"] == runtime
+    marker = json.loads((tmp_path / "run/tasks/0001/attempt.json").read_text())
+    assert marker == json.loads((execution / "attempt.json").read_text()) == outcome
+
+
+def test_missing_attempt_json_fails_and_a_retry_gets_a_new_directory(tmp_path):
+    runtime = runtime_with(tmp_path, "print('forgot the attempt')\n")
+    for number in (1, 2):
+        with pytest.raises(ReviewProductionError) as failure:
+            attempt(tmp_path, runtime)
+        stderr = tmp_path / f"run/tasks/0001/execution-{number:03d}/worker.stderr"
+        assert str(failure.value) == (
+            f"Native worker failed; inspect {stderr}. Resume retries this unfinished task."
+        )
+    assert not (tmp_path / "run/tasks/0001/attempt.json").exists()
+
+
+def test_timeout_sends_sigint_then_sigkill_to_the_whole_group(tmp_path):
+    pid_file = tmp_path / "child.pid"
+    runtime = runtime_with(
+        tmp_path,
+        f"""
+        import signal, subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
+        def on_interrupt(*_):
+            print("got SIGINT", file=sys.stderr, flush=True)
+        signal.signal(signal.SIGINT, on_interrupt)  # ignores it: SIGKILL must follow
+        while True:
+            time.sleep(0.05)
+        """,
+        timeout=1.0,
+    )
+    started = time.monotonic()
+    with pytest.raises(ReviewProductionError) as failure:
+        attempt(tmp_path, runtime, grace_seconds=0.5)
+    assert 1.4 <= time.monotonic() - started < 10
+    stderr = tmp_path / "run/tasks/0001/execution-001/worker.stderr"
+    assert str(failure.value).startswith("Native worker timed out after 1 s; inspect")
+    assert "got SIGINT" in stderr.read_text()
+    child = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not alive(child)  # the worker's own child died with the group
+
+
+def alive(pid: int) -> bool:
+    """Running (a killed child left to a non-reaping init stays a zombie: not alive)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    status = Path(f"/proc/{pid}/status")
+    return not status.is_file() or "\nState:\tZ" not in status.read_text()
+
+
+def test_a_stopped_run_interrupts_the_worker(tmp_path):
+    runtime = runtime_with(tmp_path, "import time\ntime.sleep(60)\n")
+    stop = threading.Event()
+    threading.Timer(0.5, stop.set).start()
+    with pytest.raises(KeyboardInterrupt):
+        attempt(tmp_path, runtime, stop=stop, grace_seconds=5)
+
+
+def test_builtin_routes(tmp_path):
+    runtime = {"marinskyrl_checkout": "/c", "gym_python": "/py", "harbor_checkout": "/h",
+               "harbor_python": "/hpy", "workers": {}}  # fmt: skip
+    gym = worker_route(route="skyrl_gym", runtime=runtime)
+    assert gym.python == "/py" and gym.script.endswith("workers/gym_worker.py")
+    assert gym.pythonpath == ("/c/skyrl-gym", "/c/skyrl-train", "/c")
+    harbor = worker_route(route="harbor", runtime=runtime)
+    assert harbor.pythonpath == ("/h/src", "/c/skyrl-gym", "/c/skyrl-train", "/c")
+    with pytest.raises(ReviewProductionError, match="No native worker for route other"):
+        worker_route(route="other", runtime=runtime)
+
+
+# --- the model client ---
+
+
+def model_config(server: ModelServer, **overrides) -> ModelConfig:
+    values = dict(
+        name="judge", base_url=server.base_url, timeout=5.0, revision=None,
+        parameters={"temperature": 0.2}, review_parameters={"temperature": 0.0},
+        api_key_env=None, response_format="json_schema", max_retries=2,
+        retry_backoff_seconds=0.01,
+    )  # fmt: skip
+    values.update(overrides)
+    return ModelConfig(**values)
+
+
+def test_bounded_retries_each_in_its_own_call_dir(tmp_path):
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        server.fail_first(3, status=500)
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        with pytest.raises(ReviewProductionError) as failure:
+            client.complete(stage_dir=tmp_path / "stage", body={"model": "judge"})
+        assert str(failure.value) == (
+            f"Model endpoint failed after 3 attempts (HTTP 500); raw calls saved in "
+            f"{tmp_path / 'stage'}"
+        )
+        assert sorted(p.name for p in (tmp_path / "stage").iterdir()) == [
+            "call-001", "call-002", "call-003"
+        ]  # fmt: skip
+        # The next attempt continues the numbering and succeeds.
+        _, call_dir = client.complete(stage_dir=tmp_path / "stage", body={"model": "judge"})
+        assert call_dir.name == "call-004"
+        assert client.stats.calls == 4 and client.stats.retries == 2
+
+
+def test_timeouts_are_retried(tmp_path):
+    with ModelServer(default=lambda r: completion("{}"), latency=0.6) as server:
+        client = ModelClient(
+            model=model_config(server, timeout=0.3, max_retries=1), stop=threading.Event()
+        )
+        with pytest.raises(ReviewProductionError, match="failed after 2 attempts"):
+            client.complete(stage_dir=tmp_path, body={})
+        assert "timeout" in (tmp_path / "call-002/http-error.txt").read_text()
+        assert len(server.requests) == 2
+
+
+def test_client_errors_are_not_retried(tmp_path):
+    with ModelServer() as server:
+        server.enqueue(Reply(status=401, body={"error": "no"}))
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        with pytest.raises(ReviewProductionError, match="answered HTTP 401"):
+            client.complete(stage_dir=tmp_path, body={})
+        assert len(server.requests) == 1
+        assert (tmp_path / "call-001/http-error.txt").read_text().startswith("HTTP 401")
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected"),
+    [
+        ("json_schema", "json_schema"),
+        ("json_object", "json_object"),
+        ("none", None),
+    ],
+)
+def test_response_format_modes(tmp_path, mode, expected):
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        config = model_config(server, response_format=mode)
+        body = chat_body(model=config, messages=[{"role": "user", "content": "x"}], schema={})
+        assert body["model"] == "judge" and body["stream"] is False and body["n"] == 1
+        assert body["temperature"] == 0.0  # review_parameters over parameters
+        assert (body.get("response_format") or {}).get("type") == expected
+        if expected == "json_schema":
+            assert body["response_format"]["json_schema"]["name"] == "quality_review"
+            assert body["response_format"]["json_schema"]["strict"] is True
+
+
+def test_bearer_key_is_sent_and_never_saved(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATLAS_CLIENT_KEY", "sk-client-secret")
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        client = ModelClient(
+            model=model_config(server, api_key_env="ATLAS_CLIENT_KEY"), stop=threading.Event()
+        )
+        client.complete(stage_dir=tmp_path, body={"model": "judge"})
+        assert server.requests[0].headers["Authorization"] == "Bearer sk-client-secret"
+        assert server.requests[0].path == "/v1/chat/completions"
+    for path in tmp_path.rglob("*"):
+        if path.is_file():
+            assert b"sk-client-secret" not in path.read_bytes()
