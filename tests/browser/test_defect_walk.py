@@ -62,7 +62,7 @@ def write_fix_run(root: Path, source: Source) -> Path:
     """A fresh rating collection proving the fix on the current revisions."""
     run_dir = write_run_directory(
         output=root / "fix",
-        spec=run_spec(source, started_at=timezone.now() + dt.timedelta(hours=1)),
+        spec=run_spec(source, started_at=timezone.now() - dt.timedelta(hours=1)),
     )
 
     def resolve(collection):
@@ -128,6 +128,11 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     page.wait_for_url("**/admin/reviews/verifierissue/**")
     issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
     assert issue.status == "open" and issue.created_by == curator
+    # As if the defect was confirmed two hours ago: the fix review's judgments (which may not lie
+    # in the future) come after it.
+    VerifierIssue.objects.filter(id=issue.id).update(
+        created_at=timezone.now() - dt.timedelta(hours=2)
+    )
 
     label, tooltip, difficulty = quality_chip(page, live_server)
     assert label == "Some issues"
