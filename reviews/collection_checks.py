@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reviews.evidence_intake import (
+from reviews.run_files import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
-    max_artifact_bytes,
     normalized_relative,
     read_limited,
 )
@@ -45,12 +45,16 @@ def json_pointer(parts: Any) -> str:
     return "/" + "/".join(escaped) if escaped else "/"
 
 
-def check_collection(*, collection: Any, run_dir: Path) -> dict[str, bytes]:
+def check_collection(
+    *, collection: Any, run_dir: Path, max_file_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
+) -> dict[str, bytes]:
     """Steps 2–6 in order; returns the bytes of every cited evidence file by normalised path."""
     check_schema(collection)
     check_unique_identities(collection)
     check_review_references(collection)
-    cited = check_evidence_files(files_in_run=RunDirectory(Path(run_dir)), collection=collection)
+    cited = check_evidence_files(
+        files_in_run=RunDirectory(Path(run_dir)), collection=collection, limit=max_file_bytes
+    )
     check_tag_references(collection)
     return cited
 
@@ -91,7 +95,7 @@ def _all_evidence(collection: dict[str, Any]) -> Iterator[dict[str, Any]]:
 
 
 def check_evidence_files(
-    *, files_in_run: RunDirectory, collection: dict[str, Any]
+    *, files_in_run: RunDirectory, collection: dict[str, Any], limit: int
 ) -> dict[str, bytes]:
     """Every cited snapshot, hash-checked; returns their bytes by normalised path."""
     cited: dict[str, bytes] = {}
@@ -104,9 +108,7 @@ def check_evidence_files(
         data = cited.get(relative)
         if target is not None and data is None:
             # Bounded like every artifact: a huge cited file is refused, not read into memory.
-            data = read_limited(
-                target, relative=relative, limit=max_artifact_bytes(), error=CollectionRejected
-            )
+            data = read_limited(target, relative=relative, limit=limit, error=CollectionRejected)
         if data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
             raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
         cited[relative] = data

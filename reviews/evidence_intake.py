@@ -1,175 +1,42 @@
 """Evidence intake: how files of a run directory become stored artifacts, for review and
-difficulty publication alike.
-
-The one home of: run-relative path safety (a cited path must stay inside the run directory
-whatever way it could escape — ``..``, absolute paths, symbolic links, hard links to files
-elsewhere, other file systems mounted inside, FIFOs and devices), the size and UTF-8 limits with
-their messages, the check against artifacts a review already holds, and the bulk write of new
-artifacts. Callers pass the exception class their refusal is reported with.
+difficulty publication alike — the one home of the artifact size limit, the check against the
+artifacts a review already holds and the bulk write of new ones. Path safety and the text and size
+rules themselves live in ``reviews.run_files`` (no Django, shared with ``make_review``); they are
+re-exported here so publication code imports one module.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import posixpath
-import stat
 from collections.abc import Iterable
-from dataclasses import dataclass
-from pathlib import Path
 
 from django.conf import settings
 
 from reviews.models import Review, ReviewArtifact
+from reviews.run_files import (
+    DEFAULT_MAX_ARTIFACT_BYTES,
+    ArtifactFile,
+    RunDirectory,
+    artifact_file,
+    as_text,
+    conflicting,
+    normalized_relative,
+    not_text,
+    read_limited,
+    text_artifact,
+    too_large,
+)
 
-DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
+__all__ = [
+    "ArtifactFile", "RunDirectory", "artifact_file", "as_text", "check_against_stored",
+    "max_artifact_bytes", "normalized_relative", "not_text", "read_limited",
+    "store_new_artifacts", "text_artifact", "too_large",
+]  # fmt: skip
+
 ARTIFACT_BATCH_SIZE = 500
-
-
-@dataclass(frozen=True)
-class ArtifactFile:
-    path: str
-    content: str
-    sha256: str
-    size: int
-
-
-def artifact_file(*, path: str, data: bytes, content: str) -> ArtifactFile:
-    return ArtifactFile(
-        path=path, content=content, sha256=hashlib.sha256(data).hexdigest(), size=len(data)
-    )
 
 
 def max_artifact_bytes() -> int:
     return int(getattr(settings, "ATLAS_MAX_ARTIFACT_BYTES", DEFAULT_MAX_ARTIFACT_BYTES))
-
-
-def too_large(*, limit: int, path: str) -> str:
-    return f"Review evidence exceeds {limit} bytes: {path}"
-
-
-def not_text(*, path: str) -> str:
-    return f"Review evidence must be UTF-8 text: {path}"
-
-
-def conflicting(*, path: str) -> str:
-    return f"Artifact {path} already exists with different content"
-
-
-# --- path safety ---------------------------------------------------------------------------------
-
-
-def normalized_relative(path: str) -> str | None:
-    """The POSIX-normalised relative form of a cited path; None when absolute or escaping."""
-    if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
-        return None
-    if "\x00" in path:
-        return None
-    normalized = posixpath.normpath(path)
-    if normalized == "." or normalized == ".." or normalized.startswith("../"):
-        return None
-    return normalized
-
-
-class RunDirectory:
-    """Resolves paths inside one run directory.
-
-    Symbolic links are followed and must land inside; the file found must be a regular file on
-    the run directory's own file system with no other hard link (a hard link is the same file as
-    one outside). Resolved folders are cached: a run holds thousands of files in a few folders.
-    """
-
-    def __init__(self, root: Path) -> None:
-        self.root = Path(os.path.realpath(root))
-        self.device = os.stat(self.root).st_dev
-        self._folders: dict[str, str] = {}
-
-    def resolve(self, relative: str) -> Path | None:
-        """The contained regular file ``relative`` names, else None."""
-        folder, _, name = relative.rpartition("/")
-        resolved_folder = self._folders.get(folder)
-        if resolved_folder is None:
-            resolved_folder = os.path.realpath(os.path.join(self.root, folder))
-            self._folders[folder] = resolved_folder
-        candidate = os.path.join(resolved_folder, name)
-        if os.path.islink(candidate):
-            candidate = os.path.realpath(candidate)
-        target = Path(candidate)
-        if not target.is_relative_to(self.root):
-            return None
-        return target if self.is_contained_file(target) else None
-
-    def is_contained_file(self, target: Path) -> bool:
-        try:
-            info = os.stat(target)
-        except OSError:
-            return False
-        return stat.S_ISREG(info.st_mode) and info.st_nlink == 1 and info.st_dev == self.device
-
-    def contains(self, relative: str) -> Path | None:
-        """The resolved path (file or folder) ``relative`` names inside the run, else None;
-        for the escape checks of paths that may name folders."""
-        normalized = normalized_relative(relative)
-        if normalized is None:
-            return None
-        target = Path(os.path.realpath(self.root / normalized))
-        return target if target.is_relative_to(self.root) else None
-
-    def files_under(self, target: Path) -> tuple[list[Path], list[str]]:
-        """(contained regular files at or below ``target``, run-relative paths of entries that
-        are not: links out, hard links, devices, FIFOs, other file systems). Folder links are not
-        followed."""
-        candidates = [target]
-        if target.is_dir():
-            candidates = []
-            for folder, folders, names in os.walk(target, followlinks=False):
-                folders.sort()
-                candidates.extend(Path(folder) / name for name in sorted(names))
-        found, refused = [], []
-        for path in candidates:
-            resolved = Path(os.path.realpath(path))
-            if resolved.is_relative_to(self.root) and self.is_contained_file(resolved):
-                found.append(path)
-            else:
-                refused.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
-        return found, refused
-
-    def relative(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
-
-
-# --- contents ------------------------------------------------------------------------------------
-
-
-def as_text(data: bytes) -> str | None:
-    """Artifacts are stored as text: strict UTF-8 without NUL characters (databases refuse them)."""
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return None if "\x00" in text else text
-
-
-def read_limited(path: Path, *, relative: str, limit: int, error: type[Exception]) -> bytes:
-    """The file's bytes, refused for size before anything over the limit is read."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size > limit:
-            raise error(too_large(limit=limit, path=relative))
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise error(too_large(limit=limit, path=relative))
-    return data
-
-
-def text_artifact(
-    *, relative: str, data: bytes, limit: int, error: type[Exception]
-) -> ArtifactFile | None:
-    """An artifact of UTF-8 text within the limit; None when the bytes are not text (the caller
-    decides whether that refuses the run or skips the file)."""
-    if len(data) > limit:
-        raise error(too_large(limit=limit, path=relative))
-    text = as_text(data)
-    return None if text is None else artifact_file(path=relative, data=data, content=text)
 
 
 # --- existing artifacts and writes ---------------------------------------------------------------

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from reviews.evidence_intake import RunDirectory
+from reviews.run_files import RunDirectory
 
 COLLECTION_FILE = "quality-reviews.json"
 PUBLICATION_RESULT_FILE = "atlas-publication.json"

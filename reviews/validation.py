@@ -69,7 +69,9 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     files_in_run = RunDirectory(run_dir)
     try:
         # §5 steps 2–6: the same checks make_review runs before it writes a collection.
-        cited = check_collection(collection=collection, run_dir=run_dir)
+        cited = check_collection(
+            collection=collection, run_dir=run_dir, max_file_bytes=max_artifact_bytes()
+        )
     except CollectionRejected as exc:
         raise PublicationRejected(str(exc)) from exc
     kind = detect_kind(collection)
