@@ -1,3 +1,3 @@
-from atlas.celery import app as celery_app
-
-__all__ = ["celery_app"]
+"""The catalog core and the project wiring. The Celery app is loaded by ``AtlasConfig.ready()``
+(and by ``celery -A atlas``), not here, so pure modules such as ``atlas.timestamps`` import without
+Celery or Django."""

@@ -5,3 +5,7 @@ class AtlasConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "atlas"
     verbose_name = "RL Data Atlas catalog"
+
+    def ready(self) -> None:
+        # Loads the Celery app so shared tasks bind to it in every Django process.
+        from atlas import celery  # noqa: F401

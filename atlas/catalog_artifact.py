@@ -24,6 +24,7 @@ from typing import Any
 from django.conf import settings
 
 from atlas import json_values, source_ids, timestamps
+from atlas.json_formats import format_checker
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 SCHEMA_VERSION = 1
@@ -241,7 +242,7 @@ def _row_validator() -> Any:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
     row_schema = {**schema["$defs"]["source"], "$defs": schema["$defs"]}
-    return Draft202012Validator(row_schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(row_schema, format_checker=format_checker())
 
 
 def _schema_failure(row: dict[str, Any]) -> str | None:

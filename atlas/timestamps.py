@@ -82,6 +82,13 @@ def parse_date_or_datetime(value: Any) -> dt.datetime | None:
     return parse_or_none(value)
 
 
+def is_valid_date(value: Any) -> bool:
+    """A full date, ``2025-03-03``."""
+    if not isinstance(value, str) or not _DATE.match(value):
+        return False
+    return parse_date_or_datetime(value) is not None
+
+
 def latest_acceptable(*, now: dt.datetime | None = None) -> dt.datetime:
     """The latest judgment or measurement time accepted: now plus the clock-skew allowance
     (``ATLAS_CLOCK_SKEW_SECONDS``, default 300)."""

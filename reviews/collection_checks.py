@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from atlas.json_formats import format_checker
 from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
@@ -37,7 +38,7 @@ def shipped_validator():
 
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
     Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return Draft202012Validator(schema, format_checker=format_checker())
 
 
 def json_pointer(parts: Any) -> str:

@@ -54,12 +54,16 @@ def test_formats_in_utc():
     assert timestamps.text_of("2025-03-03") == "2025-03-03"
 
 
-def test_the_jsonschema_date_time_format_agrees():
-    """Review collections are checked with JSON Schema's date-time format first; whatever it
-    accepts, the parser must read (a lowercase collection once published undated)."""
-    from jsonschema import Draft202012Validator
+def test_the_schemas_date_time_format_is_this_parser():
+    """The catalog and review schemas check date-time with this module, so whatever the schema
+    accepts, every page can read (a lowercase collection once published undated)."""
+    from atlas.json_formats import format_checker
 
-    checker = Draft202012Validator.FORMAT_CHECKER
+    checker = format_checker()
     for text in ("2025-03-03t12:00:00z", "2025-03-03T12:00:00.5+01:00", "2025-03-03T12:00:00Z"):
-        assert checker.conforms(text, "date-time")
-        assert timestamps.is_valid(text)
+        assert checker.conforms(text, "date-time") and timestamps.is_valid(text)
+    for text in ("2025-03-03T12:00:00+24:00", "2025-03-03 12:00:00Z", "2025-02-30T00:00:00Z"):
+        assert not checker.conforms(text, "date-time") and not timestamps.is_valid(text)
+    assert checker.conforms("2025-03-03", "date") and not checker.conforms("2025-3-3", "date")
+    assert checker.conforms("https://example.org/a?b", "uri")
+    assert not checker.conforms("not a uri", "uri")
