@@ -29,12 +29,10 @@ $(CURDIR)/.tools/bin/uv:
 install: .venv/.synced ## create the environment from uv.lock
 
 catalog: install ## migrate, export the packaged definitions and sync them
-	$(MANAGE) migrate --noinput
-	$(MANAGE) export_catalog
-	$(MANAGE) sync_catalog
+	$(MANAGE) run_catalog --no-serve
 
-run: catalog ## install, build and sync the packaged catalog, serve on http://127.0.0.1:8000
-	$(MANAGE) runserver --noreload $(HOST):$(PORT)
+run: install ## install, build and sync the packaged catalog, serve on http://$(HOST):$(PORT)
+	$(MANAGE) run_catalog $(HOST):$(PORT)
 
 demo: catalog ## like run, plus example reviews and difficulty reports (clearly labelled examples)
 	$(MANAGE) publish_examples
