@@ -13,7 +13,7 @@ MANAGE := $(UV) run --frozen python manage.py
 # Benchmarks talk to an in-process client over plain HTTP, like the tests.
 BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
 
-.PHONY: help install run demo catalog test worker beat lint check format bench clean
+.PHONY: help install run demo catalog test worker beat lint check format bench clean serve
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -71,3 +71,12 @@ bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make tes
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts
+
+WORKERS ?= $(shell echo $$(( $$(nproc) * 2 + 1 )))
+serve: install ## the production shape: gunicorn (WORKERS from the CPU count, --preload, access log); needs DATABASE_URL and SECRET_KEY
+	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set (a PostgreSQL server)"; exit 2; }
+	$(MANAGE) migrate --noinput
+	$(MANAGE) collectstatic --noinput --verbosity 0
+	$(MANAGE) run_catalog --no-serve
+	$(UV) run --frozen gunicorn atlas.wsgi --preload --workers $(WORKERS) \
+		--bind $(HOST):$(PORT) --access-logfile - --error-logfile - --timeout 60
