@@ -12,13 +12,13 @@ from drf_spectacular.utils import (
     inline_serializer,
 )
 from rest_framework import serializers
-from rest_framework.authentication import TokenAuthentication
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from atlas.authentication import LockingTokenAuthentication
 from atlas.display_state import CURATED_FIELDS, overlay
 from atlas.filters import SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source
@@ -250,7 +250,7 @@ class RefreshView(APIView):
     def post(self, request: Request) -> Response:
         force = _flag(request, "force", true=("true",), false=("", "false"))
         background = _flag(request, "background", true=("1",), false=("", "0"))
-        by_token = isinstance(request.successful_authenticator, TokenAuthentication)
+        by_token = isinstance(request.successful_authenticator, LockingTokenAuthentication)
         if by_token:
             # Scripts get the result (or the busy object) in the response.
             outcome = run_refresh(force=force, trigger="api", user_id=request.user.pk)

@@ -11,7 +11,7 @@ from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.authentication import SessionAuthentication, TokenAuthentication
+from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
 from rest_framework.generics import GenericAPIView
 from rest_framework.negotiation import BaseContentNegotiation
@@ -23,6 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from atlas.authentication import LockingTokenAuthentication
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
 from reviews import selectors
 from reviews.archives import max_publication_bytes
@@ -54,7 +55,7 @@ def _too_large() -> Response:
 class PublicationCreateView(GenericAPIView):
     """POST a .tar.gz or .zip of a review run directory; a worker imports it."""
 
-    authentication_classes = [TokenAuthentication]
+    authentication_classes = [LockingTokenAuthentication]
     permission_classes = [CanPublishReviews]
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = PublicationUploadSerializer
@@ -89,7 +90,7 @@ class PublicationDetailView(GenericAPIView):
     secret); anyone else gets the same 404 as for an unknown job."""
 
     # Token first: an anonymous reader is told to authenticate (401), not refused (403).
-    authentication_classes = [TokenAuthentication, SessionAuthentication]
+    authentication_classes = [LockingTokenAuthentication, SessionAuthentication]
     permission_classes = [IsAuthenticated]
     serializer_class = PublicationStateSerializer
 
