@@ -24,7 +24,7 @@ from typing import Any
 from django.conf import settings
 
 from atlas import json_values, source_ids, timestamps
-from atlas.json_formats import format_checker
+from atlas.json_schemas import SchemaValidator
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 SCHEMA_VERSION = 1
@@ -235,25 +235,17 @@ def _invalid_field(row: dict[str, Any]) -> str | None:
 
 
 @functools.cache
-def _row_validator() -> Any:
-    # Imported on first use: jsonschema's format checkers are slow to import.
-    from jsonschema import Draft202012Validator
-
+def _row_validator() -> SchemaValidator:
     schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    row_schema = {**schema["$defs"]["source"], "$defs": schema["$defs"]}
-    return Draft202012Validator(row_schema, format_checker=format_checker())
+    return SchemaValidator({**schema["$defs"]["source"], "$defs": schema["$defs"]})
 
 
 def _schema_failure(row: dict[str, Any]) -> str | None:
-    """The field path of the first schema violation of a row (the shallowest), or None."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_row_validator().iter_errors(row))
+    """The field path of the row's first schema violation, or None."""
+    error = _row_validator().first_error(row)
     if error is None:
         return None
-    # best_match descends into anyOf alternatives: the path names the offending value itself.
-    return json_values.field_path(error.absolute_path) or "row"
+    return json_values.field_path(error.path) or "row"
 
 
 def _unstorable(row: dict[str, Any]) -> str | None:

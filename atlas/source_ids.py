@@ -14,13 +14,14 @@ from typing import Any
 MAX_LENGTH = 255
 # First a letter or digit, last a word character or closing punctuation; inside, letters, digits
 # (any script), spaces and a few separators — nothing URLs, CSV or terminals treat specially, no
-# control character, no "//".
-PATTERN = r"^(?!.*//)[^\W_](?:[\w .:/+@()\[\]=,-]{0,253}[\w.)\]-])?$"
+# control character. ``is_valid`` also refuses "//" (an empty path segment); the artifact schema
+# repeats this pattern (a test keeps the two equal).
+PATTERN = r"^[^\W_](?:[\w .:/+@()\[\]=,-]{0,253}[\w.)\]-])?$"
 _COMPILED = re.compile(PATTERN)
 
 
 def is_valid(value: Any) -> bool:
-    return isinstance(value, str) and bool(_COMPILED.match(value))
+    return isinstance(value, str) and bool(_COMPILED.match(value)) and "//" not in value
 
 
 def shown(value: Any) -> str:

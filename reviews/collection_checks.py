@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from atlas.json_formats import format_checker
+from atlas.json_schemas import SchemaValidator
 from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
@@ -31,14 +31,8 @@ class CollectionRejected(Exception):
 
 
 @functools.cache
-def shipped_validator():
-    # Imported on first use: jsonschema's format checkers take seconds to import, and every
-    # process that loads the admin or URLs would otherwise pay for it at start-up.
-    from jsonschema import Draft202012Validator
-
-    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=format_checker())
+def shipped_validator() -> SchemaValidator:
+    return SchemaValidator(json.loads(SCHEMA_PATH.read_text(encoding="utf-8")))
 
 
 def json_pointer(parts: Any) -> str:
@@ -61,13 +55,11 @@ def check_collection(
 
 
 def check_schema(collection: Any) -> None:
-    from jsonschema.exceptions import best_match
-
-    error = best_match(shipped_validator().iter_errors(collection))
+    error = shipped_validator().first_error(collection)
     if error is not None:
         raise CollectionRejected(
             "Review collection does not match quality-review.schema.json at "
-            f"{json_pointer(error.absolute_path)}: {error.message}"
+            f"{json_pointer(error.path)}: {error.message}"
         )
 
 

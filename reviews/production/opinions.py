@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from atlas.json_schemas import SchemaValidator
 from reviews.collection_checks import SCHEMA_PATH, json_pointer
 from reviews.production.errors import ReviewProductionError
 from reviews.production.model_client import ModelClient, chat_body
@@ -107,11 +108,9 @@ def synthesis_schema() -> dict[str, Any]:
 
 
 @functools.cache
-def _validator(kind: str):
-    from jsonschema import Draft202012Validator
-
-    schema = opinion_schema() if kind == "opinion" else synthesis_schema()
-    return Draft202012Validator(schema)
+@functools.cache
+def _validator(kind: str) -> SchemaValidator:
+    return SchemaValidator(opinion_schema() if kind == "opinion" else synthesis_schema())
 
 
 def has_content(text: Any) -> bool:
@@ -120,13 +119,11 @@ def has_content(text: Any) -> bool:
 
 def check_opinion(opinion: Any, *, kind: str = "opinion") -> None:
     """Schema-valid and not a placeholder, else ``OutputRejected``."""
-    from jsonschema.exceptions import best_match
-
-    error = best_match(_validator(kind).iter_errors(opinion))
+    error = _validator(kind).first_error(opinion)
     if error is not None:
         raise OutputRejected(
             "Judge/coalescer output does not match its schema at "
-            f"{json_pointer(error.absolute_path)}: {error.message}; raw response saved"
+            f"{json_pointer(error.path)}: {error.message}; raw response saved"
         )
     opinions = opinion["syntheses"] if kind == "synthesis" else [opinion]
     for item in opinions:
