@@ -180,10 +180,13 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         if row["id"] in seen:
             raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
         seen.add(row["id"])
+    suspicious = json_values.may_hold_unstorable(data)
     for row in rows:
         if not source_ids.is_valid(row["id"]):
             raise CatalogInvalid(f"Catalog source {source_ids.shown(row['id'])} has an invalid id")
-        bad_field = _invalid_field(row) or _schema_failure(row) or _unstorable(row)
+        bad_field = (
+            _invalid_field(row) or _schema_failure(row) or _unstorable(row, thorough=suspicious)
+        )
         if bad_field:
             raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
     revised_at = document.get("revised_at")
@@ -248,6 +251,27 @@ def _schema_failure(row: dict[str, Any]) -> str | None:
     return json_values.field_path(error.path) or "row"
 
 
-def _unstorable(row: dict[str, Any]) -> str | None:
-    path = json_values.unstorable_path(row, max_depth=MAX_DEPTH)
-    return None if path is None else path or "row"
+def _unstorable(row: dict[str, Any], *, thorough: bool) -> str | None:
+    """A value the database cannot store, or nesting beyond ``MAX_DEPTH``. Unless the artifact's
+    text could hold such a value (``thorough``), only the free-form parts of the row — which the
+    schema does not shape — are walked, for their depth."""
+    if thorough:
+        path = json_values.unstorable_path(row, max_depth=MAX_DEPTH)
+        return None if path is None else path or "row"
+    for key, value in row.items():
+        if key in _typed_fields() and key not in FREE_FORM_FIELDS:
+            continue
+        path = json_values.deeper_than(value, max_depth=MAX_DEPTH - 1)
+        if path is not None:
+            return f"{key}{path if path.startswith('[') else '.' + path if path else ''}"
+    return None
+
+
+# Row fields whose contents the schema leaves open (checked for depth like unknown fields).
+FREE_FORM_FIELDS = frozenset({"grading_scope", "grading_manifest"})
+
+
+@functools.cache
+def _typed_fields() -> frozenset[str]:
+    schema = json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+    return frozenset(schema["$defs"]["source"]["properties"])
