@@ -151,7 +151,7 @@ def load_catalog(path: Path) -> ValidatedCatalog:
 
 def validate_bytes(data: bytes) -> ValidatedCatalog:
     try:
-        document = json_values.loads(data)
+        document, suspicious = json_values.loads_checked(data)
     except json_values.UnreadableJson as exc:
         raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
     if not isinstance(document, dict):
@@ -180,7 +180,6 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         if row["id"] in seen:
             raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
         seen.add(row["id"])
-    suspicious = json_values.may_hold_unstorable(data)
     for row in rows:
         if not source_ids.is_valid(row["id"]):
             raise CatalogInvalid(f"Catalog source {source_ids.shown(row['id'])} has an invalid id")
