@@ -66,6 +66,15 @@ def in_transaction_elsewhere() -> bool:
         return cursor.fetchone()[0] > 0
 
 
+def advisory_locks() -> int:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND database = "
+            "(SELECT oid FROM pg_database WHERE datname = current_database())"
+        )
+        return int(cursor.fetchone()[0])
+
+
 def test_a_sync_killed_mid_way_changes_nothing_and_frees_the_lock(tmp_path):
     small = tmp_path / "small.json"
     write_document(rows=[make_row(f"MarinSkyRL:s{n:05d}") for n in range(50)], output=small)
@@ -84,12 +93,13 @@ def test_a_sync_killed_mid_way_changes_nothing_and_frees_the_lock(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(in_transaction_elsewhere)
+        wait_for(lambda: advisory_locks() > 0)  # inside the sync's transaction, lock held
+        time.sleep(0.3)  # and writing
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
     # The server rolls the dead connection's transaction back and releases its advisory lock.
-    wait_for(lambda: not in_transaction_elsewhere())
+    wait_for(lambda: advisory_locks() == 0 and not in_transaction_elsewhere())
     assert fingerprint() == before
     result = sync_catalog(catalog_path=large, force=False, trigger="command")
     assert result["busy"] is False
