@@ -16,3 +16,6 @@ urlpatterns = [
     path("api/", include("difficulty.api_urls")),
     path("", include("reviews.urls")),
 ]
+
+handler404 = "atlas.errors.not_found"
+handler500 = "atlas.errors.server_failed"
