@@ -69,7 +69,7 @@ class JoinedTags(Func):
         return sql, params
 
 
-class Guarded(Func):
+class FormulaGuard(Func):
     """Prefix a value that a spreadsheet would read as a formula with a single quote."""
 
     output_field = TextField()
@@ -86,17 +86,25 @@ class Guarded(Func):
         return compiler.compile(case)
 
     def as_postgresql(self, compiler, connection, **extra):
-        # The first code point compared as an integer costs far less than LEFT() against strings,
-        # which counts at one guard per field per row of a whole-catalog export.
         value, params = compiler.compile(self.source_expressions[0])
-        codes = ", ".join(str(ord(prefix)) for prefix in FORMULA_PREFIXES)
-        sql = f"(CASE WHEN ascii({value}) IN ({codes}) THEN '''' || {value} ELSE {value} END)"
-        return sql, (*params, *params, *params)
+        return guard_sql(value), (*params, *params, *params)
 
 
-def export_fields() -> dict[str, Combinable]:
-    """Every exported field, in header order, as a SQL expression."""
+def guard_sql(value: str) -> str:
+    """PostgreSQL: prefix a formula-looking value with a quote. The first code point compared as
+    an integer costs far less than LEFT() against strings, at one guard per field per row."""
+    codes = ", ".join(str(ord(prefix)) for prefix in FORMULA_PREFIXES)
+    return f"(CASE WHEN ascii({value}) IN ({codes}) THEN '''' || {value} ELSE {value} END)"
+
+
+def export_fields(*, guard: bool = True) -> dict[str, Combinable]:
+    """Every exported field, in header order, as a SQL expression (``guard=False``: the raw
+    values, for a caller that guards them itself)."""
     text = {name: F(name) for name in ("display_name", "origin", "canonical_source")}
+
+    def Guarded(expression: Combinable) -> Combinable:
+        return FormulaGuard(expression) if guard else expression
+
     fields: dict[str, Combinable] = {
         **{f"csv_{name}": Guarded(expression) for name, expression in text.items()},
         "csv_task_count": F("task_count"),
@@ -121,9 +129,18 @@ def export_fields() -> dict[str, Combinable]:
     return fields
 
 
-def export_values(*, queryset: QuerySet[Source], nulls_as_empty: bool = False) -> QuerySet:
+def guarded_names() -> frozenset[str]:
+    """The exported fields a spreadsheet could read as a formula."""
+    return frozenset(
+        name for name, expression in export_fields().items() if isinstance(expression, FormulaGuard)
+    )
+
+
+def export_values(
+    *, queryset: QuerySet[Source], nulls_as_empty: bool = False, guard: bool = True
+) -> QuerySet:
     """The view's rows as export_fields() tuples, in the view's order."""
-    fields = export_fields()
+    fields = export_fields(guard=guard)
     if nulls_as_empty:
         # COPY leaves NULL unquoted even with FORCE_QUOTE; the csv writer quotes None as "".
         fields = {
@@ -165,12 +182,20 @@ def writer_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
 def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
     """The same bytes as writer_chunks(), written by PostgreSQL's COPY in CSV format."""
     connection = connections[queryset.db]
-    values = export_values(queryset=queryset, nulls_as_empty=True)
+    values = export_values(queryset=queryset, nulls_as_empty=True, guard=False)
     sql, params = values.query.get_compiler(using=values.db).as_sql()
+    # The inner query computes each value once (a tags subquery, a JSON extraction); the outer
+    # one guards it by column name, so no expression is evaluated again per comparison.
+    guarded = guarded_names()
+    columns = ", ".join(
+        guard_sql(f"raw.{name}") if name in guarded else f"raw.{name}" for name in export_fields()
+    )
     # COPY takes no bind parameters; merged client-side, Django's debug cursor also logs it.
     # compose_sql exists only on the PostgreSQL backend's operations, which the stubs don't know.
     statement = connection.ops.compose_sql(  # type: ignore[attr-defined]
-        f"COPY ({sql}) TO STDOUT WITH (FORMAT csv, FORCE_QUOTE *, ENCODING 'UTF8')", params
+        f"COPY (SELECT {columns} FROM ({sql}) AS raw) TO STDOUT "
+        "WITH (FORMAT csv, FORCE_QUOTE *, ENCODING 'UTF8')",
+        params,
     )
     batch = [header_line().encode("utf-8")]
     with (
