@@ -179,7 +179,7 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "atlas.api_errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": [
-        "rest_framework.renderers.JSONRenderer",
+        "atlas.renderers.FastJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }

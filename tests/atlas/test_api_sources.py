@@ -134,3 +134,22 @@ def test_schema_documents_the_sources_api(client):
     assert {"q", "origin", "type", "sort", "page", "page_size", "show_bad"} <= parameters
     assert "/api/sources/{source_id}/" in schema["paths"]
     assert "post" in schema["paths"]["/api/refresh/"]
+
+
+def test_json_is_rendered_by_orjson_with_drf_fallbacks():
+    import datetime as dt
+    import decimal
+    import json
+
+    from django.utils.translation import gettext_lazy
+
+    from atlas.renderers import FastJSONRenderer
+
+    data = {"when": dt.datetime(2025, 3, 3, tzinfo=dt.UTC), "n": decimal.Decimal("1.5"),
+            "label": gettext_lazy("Good"), "text": "é"}  # fmt: skip
+    rendered = FastJSONRenderer().render(data, "application/json")
+    assert json.loads(rendered) == {
+        "when": "2025-03-03T00:00:00+00:00", "n": "1.5", "label": "Good", "text": "é",
+    }  # fmt: skip
+    pretty = FastJSONRenderer().render(data, "application/json; indent=2")
+    assert b"\n  " in pretty
