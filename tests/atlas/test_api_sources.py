@@ -149,7 +149,7 @@ def test_json_is_rendered_by_orjson_with_drf_fallbacks():
             "label": gettext_lazy("Good"), "text": "é"}  # fmt: skip
     rendered = FastJSONRenderer().render(data, "application/json")
     assert json.loads(rendered) == {
-        "when": "2025-03-03T00:00:00+00:00", "n": "1.5", "label": "Good", "text": "é",
+        "when": "2025-03-03T00:00:00+00:00", "n": 1.5, "label": "Good", "text": "é",
     }  # fmt: skip
     pretty = FastJSONRenderer().render(data, "application/json; indent=2")
     assert b"\n  " in pretty
