@@ -149,6 +149,9 @@ class SourceFilterSet(django_filters.FilterSet):
         model = Source
         fields: list[str] = []
 
+    # Values the page's lenient reading dropped ({parameter: value}); see lenient_filterset().
+    ignored: dict[str, str]
+
     def __init__(
         self,
         data: Mapping[str, str] | None = None,
@@ -279,9 +282,12 @@ def lenient_filterset(
     """The page's reading of a query: unknown values are dropped, as if absent."""
     filterset = SourceFilterSet(data, vocabulary=vocabulary)
     if filterset.is_valid():
+        filterset.ignored = {}
         return filterset
     kept = {key: value for key, value in data.items() if key not in filterset.form.errors}
-    return SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+    lenient = SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+    lenient.ignored = {key: data.get(key, "") for key in filterset.form.errors}
+    return lenient
 
 
 class CatalogQuery:

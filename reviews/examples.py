@@ -17,9 +17,9 @@ from typing import Any
 
 from atlas import timestamps
 from reviews.evidence_set import COLLECTION_FILE
+from reviews.example_label import EXAMPLE_NOTICE
 from reviews.validation import SCHEMA_PATH
 
-EXAMPLE_NOTICE = "Example review — not a real judgment"
 EXAMPLE_COMMIT = hashlib.sha1(b"rl-data-atlas example run").hexdigest()
 EXAMPLE_TREE = hashlib.sha256(b"rl-data-atlas example python tree").hexdigest()
 JUDGE_MODELS = (

@@ -34,33 +34,84 @@ def add_ids_to_search_text(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('atlas', '0003_source_open_issues'),
+        ("atlas", "0003_source_open_issues"),
     ]
 
     operations = [
-        migrations.AddField(
-            model_name='source',
-            name='display_review_is_example',
-            field=models.BooleanField(default=False),
+        # A plain ADD COLUMN on both databases: on SQLite, Django's AddField of a non-null column
+        # rebuilds catalog_sources, which would drop the defect-invariant triggers of reviews.
+        migrations.SeparateDatabaseAndState(
+            database_operations=[
+                migrations.RunSQL(
+                    "ALTER TABLE catalog_sources ADD COLUMN display_review_is_example "
+                    "boolean NOT NULL DEFAULT false",
+                    "ALTER TABLE catalog_sources DROP COLUMN display_review_is_example",
+                )
+            ],
+            state_operations=[
+                migrations.AddField(
+                    model_name="source",
+                    name="display_review_is_example",
+                    field=models.BooleanField(default=False),
+                )
+            ],
         ),
         migrations.CreateModel(
-            name='SourceChange',
+            name="SourceChange",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.TextField(choices=[('added', 'Added'), ('retired', 'Retired'), ('returned', 'Returned'), ('changed', 'Changed')])),
-                ('origin', models.TextField()),
-                ('display_name', models.TextField(default='')),
-                ('fields', models.JSONField(blank=True, default=dict)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='changes', to='atlas.refreshrun')),
-                ('source', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='changes', to='atlas.source')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.TextField(
+                        choices=[
+                            ("added", "Added"),
+                            ("retired", "Retired"),
+                            ("returned", "Returned"),
+                            ("changed", "Changed"),
+                        ]
+                    ),
+                ),
+                ("origin", models.TextField()),
+                ("display_name", models.TextField(default="")),
+                ("fields", models.JSONField(blank=True, default=dict)),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="changes",
+                        to="atlas.refreshrun",
+                    ),
+                ),
+                (
+                    "source",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="changes",
+                        to="atlas.source",
+                    ),
+                ),
             ],
             options={
-                'db_table': 'catalog_source_changes',
-                'ordering': ['-run_id', 'source_id'],
-                'indexes': [models.Index(fields=['source', 'run'], name='catalog_changes_source')],
-                'constraints': [models.CheckConstraint(condition=models.Q(('kind__in', ['added', 'retired', 'returned', 'changed'])), name='catalog_source_changes_kind_valid'), models.UniqueConstraint(fields=('run', 'source'), name='catalog_source_changes_one_per_run')],
+                "db_table": "catalog_source_changes",
+                "ordering": ["-run_id", "source_id"],
+                "indexes": [models.Index(fields=["source", "run"], name="catalog_changes_source")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("kind__in", ["added", "retired", "returned", "changed"])
+                        ),
+                        name="catalog_source_changes_kind_valid",
+                    ),
+                    models.UniqueConstraint(
+                        fields=("run", "source"), name="catalog_source_changes_one_per_run"
+                    ),
+                ],
             },
         ),
         migrations.RunPython(add_ids_to_search_text, migrations.RunPython.noop),
