@@ -75,10 +75,7 @@ def view_counts(*, without_origin: QuerySet[Source], origin: str) -> ViewCounts:
             unknown=Count("pk", filter=Q(kind=SourceKind.DATASET, task_count__isnull=True)),
         )
     }
-    if origin:
-        chosen = [groups[origin]] if origin in groups else []
-    else:
-        chosen = list(groups.values())
+    chosen = [row for name, row in groups.items() if not origin or name == origin]
     return ViewCounts(
         matching=sum(row["matching"] for row in chosen),
         task_total=sum(row["task_total"] or 0 for row in chosen),
