@@ -30,7 +30,7 @@ from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
 from atlas.selectors import refresh_state, source_detail
-from atlas.services.refresh import queue_page_open_refresh, run_refresh
+from atlas.services.refresh import page_open_refresh, run_refresh
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
@@ -388,7 +388,7 @@ class RefreshView(APIView):
         background = _flag(request, "background", true=("1",), false=("", "0"))
         by_token = isinstance(request.successful_authenticator, TokenAuthentication)
         if background and not force and not by_token:
-            outcome = queue_page_open_refresh(user_id=request.user.pk)
+            outcome = page_open_refresh(user_id=request.user.pk)
         else:
             trigger = "api" if by_token else ("button" if force else "page_open")
             outcome = run_refresh(force=force, trigger=trigger, user_id=request.user.pk)
