@@ -7,9 +7,13 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from atlas.vocabularies import Applicability, Quality
+from atlas.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
+MEASUREMENT_LABELS = {
+    **dict(MeasurementStatus.choices),
+    MeasurementStatus.INVALID: "Protocol mismatch",
+}
 DEFECT_TOOLTIP = (
     "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
 )
