@@ -9,6 +9,7 @@ successful checks. The button and API callers always sync.
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,7 +61,8 @@ def queue_page_open_refresh(*, user_id: int | None) -> RefreshOutcome:
 
 
 def page_open_interval() -> int:
-    return int(getattr(settings, "ATLAS_PAGE_OPEN_SYNC_SECONDS", DEFAULT_PAGE_OPEN_SECONDS))
+    configured = os.environ.get("ATLAS_PAGE_OPEN_SYNC_SECONDS") or DEFAULT_PAGE_OPEN_SECONDS
+    return int(getattr(settings, "ATLAS_PAGE_OPEN_SYNC_SECONDS", configured))
 
 
 def artifact_digest(*, path: Path, known: dict[str, Any] | None) -> tuple[str | None, tuple]:
