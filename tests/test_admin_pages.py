@@ -57,7 +57,7 @@ def test_sources_changelist_columns_filters_and_links(admin_client, write_catalo
     review = confirming_collection(source)
     confirm_verifier_issue(source_id=source.id, issue_url=ISSUE_URL, review_id=review.id)
     html = admin_client.get("/admin/atlas/source/").content.decode()
-    for header in ["Source ID", "Quality", "Difficulty", "Open issue count", "Pages"]:
+    for header in ["Source ID", "Quality", "Difficulty", "Open defects", "Review date", "Pages"]:
         assert f">{header}<" in html or header in html, header
     for title in ["open verifier defect", "review applicability", "type", "family", "origin"]:
         assert f"By {title}" in html, title

@@ -30,6 +30,20 @@
           });
         });
     }
+    // The autocomplete widget draws its own combobox, named only by its (empty) selection:
+    // name it by the field's label as well.
+    window.addEventListener("load", function () {
+      var label = document.querySelector('label[for="id_source"]');
+      if (label && !label.id) { label.id = "id_source_label"; }
+      if (!label) { return; }
+      document.querySelectorAll(".field-source .select2-selection").forEach(function (box) {
+        var current = box.getAttribute("aria-labelledby") || "";
+        box.setAttribute("aria-labelledby", (label.id + " " + current).trim());
+      });
+      document.querySelectorAll(".field-source .select2-selection__rendered").forEach(function (text) {
+        text.setAttribute("aria-labelledby", label.id);
+      });
+    });
     source.addEventListener("change", reload);
     if (window.django && window.django.jQuery) { window.django.jQuery(source).on("change", reload); }
     if (source.value) { reload(); }
