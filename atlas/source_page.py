@@ -30,6 +30,7 @@ class SourcePage:
     sections: list[BuiltSourceSection]
     history: list[ChangeLine]
     history_more: bool
+    difficulty_legend: str = ""
 
     @property
     def api_url(self) -> str:
@@ -50,7 +51,8 @@ def source_page(*, source: Source, history_limit: int | None = None) -> SourcePa
     """The page of a loaded source; reads the contributed sections and the history."""
     payload = source.payload or {}
     pipeline = payload.get("pipeline") or {}
-    row = row_of(source, cell=catalog_cells().get("difficulty"))
+    cell = catalog_cells().get("difficulty")
+    row = row_of(source, cell=cell)
     status = source.status if source.active else f"{source.status} · retired from the catalog"
     definition = _present(
         [
@@ -123,6 +125,7 @@ def source_page(*, source: Source, history_limit: int | None = None) -> SourcePa
         sections=build_source_sections(source=source),
         history=history[:limit],
         history_more=len(history) > limit,
+        difficulty_legend=cell.legend() if cell and cell.legend and row.difficulty else "",
     )
 
 

@@ -31,19 +31,26 @@
         });
     }
     // The autocomplete widget draws its own combobox, named only by its (empty) selection:
-    // name it by the field's label as well.
-    window.addEventListener("load", function () {
-      var label = document.querySelector('label[for="id_source"]');
-      if (label && !label.id) { label.id = "id_source_label"; }
+    // name it by the field's label as well, whenever the widget draws or redraws itself.
+    var label = document.querySelector('label[for="id_source"]');
+    var field = source.closest(".form-row") || document.body;
+    function nameWidget() {
       if (!label) { return; }
-      document.querySelectorAll(".field-source .select2-selection").forEach(function (box) {
+      if (!label.id) { label.id = "id_source_label"; }
+      field.querySelectorAll(".select2-selection").forEach(function (box) {
         var current = box.getAttribute("aria-labelledby") || "";
-        box.setAttribute("aria-labelledby", (label.id + " " + current).trim());
+        if (current.split(" ").indexOf(label.id) < 0) {
+          box.setAttribute("aria-labelledby", (label.id + " " + current).trim());
+        }
       });
-      document.querySelectorAll(".field-source .select2-selection__rendered").forEach(function (text) {
-        text.setAttribute("aria-labelledby", label.id);
+      field.querySelectorAll(".select2-selection__rendered").forEach(function (text) {
+        if (text.getAttribute("aria-labelledby") !== label.id) {
+          text.setAttribute("aria-labelledby", label.id);
+        }
       });
-    });
+    }
+    new MutationObserver(nameWidget).observe(field, { childList: true, subtree: true });
+    nameWidget();
     source.addEventListener("change", reload);
     if (window.django && window.django.jQuery) { window.django.jQuery(source).on("change", reload); }
     if (source.value) { reload(); }
