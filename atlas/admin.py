@@ -120,7 +120,7 @@ class SourceAdmin(admin.ModelAdmin):
         "review_date", "review_source_revision", "review_verifier_revision", "effective_quality",
         "review_applicability", "open_issue_count", "difficulty_text", "pretty_payload",
     ]  # fmt: skip
-    readonly_fields = [name for name in fields if name != "quality"]
+    readonly_fields = [name for name in fields if isinstance(name, str) and name != "quality"]
 
     def get_queryset(self, request):
         # The list shows display columns only; payloads and summaries load on a change page.

@@ -273,7 +273,10 @@ class SourceListView(StrictQueryMixin, ListAPIView):
             400: OpenApiTypes.OBJECT,
         },
     )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    # The CSV twin streams a Django response, not a DRF one.
+    def get(  # type: ignore[override]
+        self, request: Request, *args: Any, **kwargs: Any
+    ) -> Response | StreamingHttpResponse:
         self.check_query_parameters(request)
         if request.accepted_renderer.format == "csv":
             return self.csv(request)
@@ -407,7 +410,9 @@ class SourceChangeSerializer(serializers.Serializer):
     origin = serializers.CharField()
     display_name = serializers.CharField()
     kind = serializers.ChoiceField(choices=ChangeKind.values)
-    fields = serializers.DictField(
+    # A declared field named "fields": DRF's metaclass moves declared fields out of the class
+    # attributes, so it does not shadow Serializer.fields.
+    fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(),
         help_text="Changed payload fields: {name: [old, new]} (empty unless changed/returned).",
     )

@@ -132,7 +132,7 @@ def revision_entries(*, runs: list[RefreshRun], per_run: int) -> list[RevisionEn
                 for kind in ChangeKind.values
                 if getattr(run, f"n_{kind}", 0)
             },
-            total=run.total,
+            total=getattr(run, "total", len(by_run.get(run.id, []))),
             lines=by_run.get(run.id, []),
         )
         for run in runs

@@ -41,7 +41,9 @@ def changes_context(*, query: Mapping[str, str]) -> dict[str, Any] | None:
             return None
         run = runs[0]
         window = page_window(
-            matching=run.total, number=_number(query.get("page")), size=CHANGES_PER_PAGE
+            matching=getattr(run, "total", 0),
+            number=_number(query.get("page")),
+            size=CHANGES_PER_PAGE,
         )
         changes = run_changes(run_id=run.id)[window.offset : window.offset + window.size]
         entry = revision_entries(runs=[run], per_run=0)[0]
@@ -66,10 +68,10 @@ def changes_context(*, query: Mapping[str, str]) -> dict[str, Any] | None:
             "lines": source_history(source_id=source_id, limit=1000),
             "feed_url": feed_url,
         }
-    runs = changed_runs()
-    total = runs.count()
+    revisions = changed_runs()
+    total = revisions.count()
     window = page_window(matching=total, number=_number(query.get("page")), size=RUNS_PER_PAGE)
-    page = list(runs[window.offset : window.offset + window.size])
+    page = list(revisions[window.offset : window.offset + window.size])
     return {
         "mode": "revisions",
         "entries": revision_entries(runs=page, per_run=CHANGES_PER_RUN),

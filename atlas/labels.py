@@ -64,6 +64,7 @@ def quality_chip(
         tooltip = STALE_TOOLTIP
     else:
         tooltip = REVIEW_TOOLTIP
+    href: str | None
     if review_id:
         href = review_page_url(review_id=review_id)
     elif is_https(review_url):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+from django.http.response import HttpResponseBase
 from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
@@ -90,7 +91,7 @@ def _refresh_without_script(request: HttpRequest) -> HttpResponse:
 
 
 @require_GET
-def export_csv(request: HttpRequest) -> HttpResponse:
+def export_csv(request: HttpRequest) -> HttpResponseBase:
     """The view as CSV; an invalid filter is a 400 naming it, never the whole catalog."""
     filterset = SourceFilterSet(request.GET)
     problems = [

@@ -18,7 +18,7 @@ from reviews.labels import count_label
 from reviews.rating import derive_rating
 from reviews.vocabularies import ReviewKind
 
-KIND_CHIPS = {
+KIND_CHIPS: dict[str, str] = {
     ReviewKind.SUPPLEMENTAL: "Supplemental evidence · no rating",
     ReviewKind.IMPORTED: "Imported audit · no rating",
 }
