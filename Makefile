@@ -3,6 +3,10 @@ SHELL := /bin/bash
 PYTHON ?= python3
 HOST ?= 127.0.0.1
 PORT ?= 8000
+CURATOR ?= curator
+# Links written by publications (and printed by `make demo`) follow the chosen host and port.
+export ATLAS_PUBLIC_URL ?= http://$(HOST):$(PORT)
+SERVED = @printf '\nRL Data Atlas: %s/   admin: %s/admin/   API: %s/api/\n\n' "$(ATLAS_PUBLIC_URL)" "$(ATLAS_PUBLIC_URL)" "$(ATLAS_PUBLIC_URL)"
 
 # uv from PATH, else bootstrapped with pip into .tools/ (a fresh machine needs only Python and make).
 UV := $(shell command -v uv 2>/dev/null)
@@ -13,7 +17,7 @@ MANAGE := $(UV) run --frozen python manage.py
 # Benchmarks talk to an in-process client over plain HTTP, like the tests.
 BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
 
-.PHONY: help install run demo catalog test worker beat lint check format bench clean serve
+.PHONY: help install run demo catalog curator test worker beat lint check format bench clean serve
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -32,11 +36,19 @@ catalog: install ## migrate, export the packaged definitions and sync them
 	$(MANAGE) run_catalog --no-serve
 
 run: install ## install, build and sync the packaged catalog, serve on http://$(HOST):$(PORT)
+	$(SERVED)
 	$(MANAGE) run_catalog $(HOST):$(PORT)
 
-demo: catalog ## like run, plus example reviews and difficulty reports (clearly labelled examples)
-	$(MANAGE) publish_examples
+demo: catalog ## like run, plus labelled example reviews, difficulty reports and a resolved defect
+	@mkdir -p var
+	$(MANAGE) publish_examples > var/examples.json
+	@echo "Example publications: var/examples.json"
+	$(SERVED)
 	$(MANAGE) runserver --noreload $(HOST):$(PORT)
+
+curator: install ## create (or update) a curator account: make curator CURATOR=alice
+	$(MANAGE) migrate --noinput
+	$(MANAGE) create_curator --username $(CURATOR)
 
 test: install ## the whole test suite (browser tests run when Chromium is installed)
 	$(UV) run --frozen pytest

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import StreamingHttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import (
     OpenApiParameter,
@@ -14,22 +16,27 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
+from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from atlas import labels
+from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
 from atlas.display_state import CURATED_FIELDS, overlay
-from atlas.filters import SourceFilterSet
-from atlas.models import Refresh, RefreshRun, Source
+from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
+from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
 from atlas.selectors import refresh_state, source_detail
-from atlas.services.refresh import queue_refresh, run_refresh
+from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
+    ChangeKind,
     GradingTracking,
+    MeasurementStatus,
     Quality,
     SourceKind,
     SourceStatus,
@@ -50,9 +57,15 @@ class OpenVerifierIssueSerializer(serializers.Serializer):
 
 
 class SourceRowSerializer(serializers.Serializer):
-    """The exported payload with the display state applied; every payload key is kept."""
+    """The exported payload with the display state applied, plus the row's own links. Field order
+    is also the column order of the CSV twin (``?format=csv``)."""
 
     id = serializers.CharField()
+    url = serializers.URLField(help_text="This row in the API.")
+    source_page_url = serializers.URLField(help_text="The source's page.")
+    review_page_url = serializers.URLField(
+        allow_null=True, help_text="The page of the review the quality comes from."
+    )
     name = serializers.CharField(allow_null=True)
     display_name = serializers.CharField()
     origin = serializers.CharField()
@@ -62,23 +75,45 @@ class SourceRowSerializer(serializers.Serializer):
     notes = serializers.CharField()
     dataset_id = serializers.CharField(allow_null=True)
     dataset_revision = serializers.CharField(allow_null=True)
-    url = serializers.CharField(allow_null=True)
+    dataset_url = serializers.CharField(
+        allow_null=True, help_text="The pinned dataset (e.g. the Hugging Face revision)."
+    )
     canonical_source = serializers.CharField(allow_null=True)
     canonical_url = serializers.CharField(allow_null=True)
     verifier_name = serializers.CharField(allow_null=True)
     verifier_revision = serializers.CharField(allow_null=True)
     verifier_url = serializers.CharField(allow_null=True)
-    type = serializers.ChoiceField(choices=[*SourceType.values, UNCLASSIFIED])
+    type = serializers.ChoiceField(
+        choices=[*SourceType.values, UNCLASSIFIED],
+        help_text="Filter with the same value: `?type=RLVR`; `?type=unknown` for the empty one.",
+    )
+    type_label = serializers.CharField()
     turns = serializers.ChoiceField(choices=[*Turns.values, UNCLASSIFIED])
+    turns_label = serializers.CharField()
     is_benchmark = serializers.BooleanField()
     kind = serializers.ChoiceField(choices=SourceKind.values)
     status = serializers.ChoiceField(choices=SourceStatus.values)
     pipeline = serializers.JSONField(allow_null=True)
-    review_url = serializers.CharField(allow_null=True)
+    review_url = serializers.CharField(
+        allow_null=True, help_text="Evidence of the authored assessment in the definition."
+    )
     quality = serializers.ChoiceField(
         choices=Quality.values, allow_null=True, help_text="Effective quality."
     )
-    difficulty = serializers.CharField(allow_null=True, help_text="Difficulty summary text.")
+    quality_label = serializers.CharField(
+        help_text="Good, Some issues, Bad, Needs re-review, Unrated or Unreviewed."
+    )
+    example_review = serializers.BooleanField(
+        help_text="The current review is a labelled example, not a real judgment."
+    )
+    difficulty = serializers.CharField(
+        allow_null=True, help_text="Difficulty text: each arm under its own status."
+    )
+    difficulty_status = serializers.ChoiceField(
+        choices=MeasurementStatus.values,
+        allow_null=True,
+        help_text="Status of the difficulty summary; filter with `?difficulty=`.",
+    )
     difficulty_summary = serializers.JSONField(allow_null=True)
     review_applicability = serializers.ChoiceField(choices=Applicability.values)
     review_stale = serializers.BooleanField()
@@ -93,17 +128,49 @@ class SourceRowSerializer(serializers.Serializer):
     active = serializers.BooleanField()
 
     def to_representation(self, instance: Source) -> dict[str, Any]:
-        return source_row(instance)
+        return source_row(instance, request=self.context.get("request"))
 
 
-def source_row(source: Source) -> dict[str, Any]:
+ROW_FIELDS = tuple(SourceRowSerializer().fields)
+
+
+def _absolute(request: Request | None, path: str) -> str:
+    return request.build_absolute_uri(path) if request is not None else path
+
+
+def source_row(source: Source, *, request: Request | None = None) -> dict[str, Any]:
+    payload = dict(source.payload or {})
     shown = overlay(
-        payload=source.payload, curated={name: getattr(source, name) for name in CURATED_FIELDS}
+        payload=payload, curated={name: getattr(source, name) for name in CURATED_FIELDS}
     )
-    return {
-        **source.payload,
+    chip = labels.quality_chip(
+        effective_quality=source.effective_quality,
+        review_stale=source.review_stale,
+        review_id=source.display_review_id,
+        open_issue_count=source.open_issue_count,
+        review_url=payload.get("review_url"),
+    )
+    dataset_url = payload.pop("url", None)
+    row = {
+        **payload,
+        "id": source.id,
+        "url": _absolute(request, reverse("api-source", kwargs={"source_id": source.id})),
+        "source_page_url": _absolute(
+            request, reverse("source-page", kwargs={"source_id": source.id})
+        ),
+        "review_page_url": _absolute(
+            request, labels.review_page_url(review_id=source.display_review_id)
+        )
+        if source.display_review_id
+        else None,
+        "dataset_url": dataset_url,
+        "type_label": labels.type_label(payload.get("type") or ""),
+        "turns_label": payload.get("turns") or "Unknown",
         "quality": source.effective_quality,
+        "quality_label": chip.label,
+        "example_review": source.display_review_is_example,
         "difficulty": source.difficulty_text,
+        "difficulty_status": source.difficulty_status,
         "difficulty_summary": source.difficulty_summary,
         "review_applicability": source.review_applicability,
         "review_stale": source.review_stale,
@@ -117,60 +184,132 @@ def source_row(source: Source) -> dict[str, Any]:
         "traces": source.display_traces,
         "active": source.active,
     }
+    ordered = {name: row.get(name) for name in ROW_FIELDS}
+    # Payload keys beyond the documented ones (grading_*) follow, as before.
+    ordered.update((key, value) for key, value in row.items() if key not in ordered)
+    return ordered
 
 
-class SourceListView(ListAPIView):
-    """Active sources with the catalog page's filters, search and ordering."""
+class StrictQueryMixin:
+    """Refuse query parameters the endpoint does not read, naming them (a misspelt filter must
+    not silently return every row)."""
+
+    allowed_parameters: tuple[str, ...] = ()
+
+    def check_query_parameters(self, request: Request) -> None:
+        unknown = sorted(set(request.query_params) - set(self.allowed_parameters))
+        if unknown:
+            raise ValidationError(
+                {
+                    name: [
+                        "Unknown query parameter. Known: "
+                        + ", ".join(sorted(self.allowed_parameters))
+                        + "."
+                    ]
+                    for name in unknown
+                }
+            )
+
+
+LIST_PARAMETERS = (*SourceFilterSet.base_filters, "page", "page_size", "format")
+
+
+class SourceListView(StrictQueryMixin, ListAPIView):
+    """Active sources with the catalog page's filters, search and ordering; ``?format=csv`` is
+    the same list as CSV with the same field names."""
 
     serializer_class = SourceRowSerializer
     pagination_class = CatalogPagination
+    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
+    allowed_parameters = LIST_PARAMETERS
 
     def get_queryset(self):
         filterset = SourceFilterSet(self.request.query_params)
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
+        self.filterset = filterset
         return filterset.qs
 
     @extend_schema(
         summary="List active sources",
+        description=(
+            "The catalog page's filters, search and ordering. Filter values are the values rows "
+            "return (`?type=RLVR`, `?quality=some_issues`, `?difficulty=current`), matched "
+            "without regard to case; `unknown` selects an empty type, interaction or family, or "
+            "a null quality. Unknown parameters answer 400 naming them. `?format=csv` answers "
+            "the same rows as CSV with the JSON field names as header (all matching rows, or one "
+            "page when `page` or `page_size` is given)."
+        ),
         parameters=[
-            OpenApiParameter("q", str, description="Search text (case-insensitive substring)."),
+            OpenApiParameter(
+                "q", str, description="Search: every word must match (names, IDs, tags…)."
+            ),
             OpenApiParameter("origin", str, description="Origin name (a catalog tab)."),
-            OpenApiParameter("type", str, enum=["rlvr", "agentic", "alignment", "unknown"]),
-            OpenApiParameter("turns", str, enum=["single-turn", "multi-turn", "unknown"]),
+            OpenApiParameter("type", str, enum=[*SourceType.values, "unknown"]),
+            OpenApiParameter("turns", str, enum=[*Turns.values, "unknown"]),
             OpenApiParameter("family", str, description="A family, or `unknown`."),
             OpenApiParameter("benchmark", str, enum=["true", "false"]),
             OpenApiParameter("quality", str, enum=[*Quality.values, "unknown"]),
             OpenApiParameter(
                 "difficulty",
                 str,
-                enum=["measured", "historical", "unmeasured", "0-25", "25-50", "50-75", "75-100"],
+                enum=[value for value, _ in DIFFICULTY_CHOICES],
+                description="`current`, `historical`, `invalid` (the row's difficulty_status), "
+                "`unmeasured`, or a range of the current Large model's solve rate.",
             ),
             OpenApiParameter("show_bad", str, enum=["1"], description="Include Bad rows."),
             OpenApiParameter("show_excluded", str, enum=["1"], description="Include Excluded."),
             OpenApiParameter(
                 "sort",
                 str,
-                description="Sort key; `-` prefix for descending. Keys: name, origin, dataset, "
-                "rows, turns, type, benchmark, family, difficulty, quality, review_date, status.",
+                enum=[value for value, _ in SORT_CHOICES],
+                description="Sort key; `-` prefix for descending.",
             ),
+            OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
-        responses={200: SourceRowSerializer(many=True), 400: OpenApiTypes.OBJECT},
+        responses={
+            (200, "application/json"): SourceRowSerializer(many=True),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The CSV twin."),
+            400: OpenApiTypes.OBJECT,
+        },
     )
-    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    # The CSV twin streams a Django response, not a DRF one.
+    def get(  # type: ignore[override]
+        self, request: Request, *args: Any, **kwargs: Any
+    ) -> Response | StreamingHttpResponse:
+        self.check_query_parameters(request)
+        if request.accepted_renderer.format == "csv":
+            return self.csv(request)
         return super().get(request, *args, **kwargs)
 
+    def csv(self, request: Request) -> StreamingHttpResponse:
+        queryset = self.get_queryset()
+        if "page" in request.query_params or "page_size" in request.query_params:
+            queryset = self.paginate_queryset(queryset)
+        return csv_twin_response(
+            rows=(source_row(source, request=request) for source in _iterate(queryset)),
+            fields=ROW_FIELDS,
+            filename=export_filename(choices=self.filterset.choices, prefix="rl-data-atlas-api"),
+        )
 
-class SourceDetailView(APIView):
+
+def _iterate(rows):
+    return rows.iterator(chunk_size=2000) if hasattr(rows, "iterator") else iter(rows)
+
+
+class SourceDetailView(StrictQueryMixin, APIView):
+    allowed_parameters = ("format",)
+
     @extend_schema(
         summary="One source by ID (retired sources included)",
         responses={200: SourceRowSerializer, 404: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, source_id: str) -> Response:
+        self.check_query_parameters(request)
         source = source_detail(source_id=source_id)
         if source is None:
             raise NotFound("Source not found")
-        return Response(source_row(source))
+        return Response(source_row(source, request=request))
 
 
 # -- refresh status and the curator refresh --------------------------------------------------------
@@ -254,9 +393,96 @@ class RefreshView(APIView):
         if by_token:
             # Scripts get the result (or the busy object) in the response.
             outcome = run_refresh(force=force, trigger="api", user_id=request.user.pk)
-        elif force or background:
-            trigger = "button" if force else "page_open"
-            outcome = queue_refresh(force=force, trigger=trigger, user_id=request.user.pk)
+        elif force:
+            # The Refresh button: a background task the page polls, never a long request.
+            outcome = queue_refresh(force=True, trigger="button", user_id=request.user.pk)
+        elif background:
+            outcome = page_open_refresh(user_id=request.user.pk)
         else:
             outcome = run_refresh(force=False, trigger="page_open", user_id=request.user.pk)
         return Response(outcome.body, status=outcome.http_status)
+
+
+# -- catalog history ---------------------------------------------------------------------------
+class SourceChangeSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    run = serializers.IntegerField(help_text="The sync run (one catalog revision) that did it.")
+    catalog_revision = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField(help_text="When the sync started.")
+    source_id = serializers.CharField()
+    source_url = serializers.URLField(help_text="The source in the API.")
+    source_page_url = serializers.URLField()
+    origin = serializers.CharField()
+    display_name = serializers.CharField()
+    kind = serializers.ChoiceField(choices=ChangeKind.values)
+    # A declared field named "fields": DRF's metaclass moves declared fields out of the class
+    # attributes, so it does not shadow Serializer.fields.
+    fields = serializers.DictField(  # type: ignore[assignment]
+        child=serializers.ListField(),
+        help_text="Changed payload fields: {name: [old, new]} (empty unless changed/returned).",
+    )
+
+    def to_representation(self, change: SourceChange) -> dict[str, Any]:
+        request = self.context.get("request")
+        return {
+            "id": change.id,
+            "run": change.run_id,
+            "catalog_revision": change.run.catalog_revision,
+            "at": change.run.started_at.isoformat().replace("+00:00", "Z"),
+            "source_id": change.source_id,
+            "source_url": _absolute(
+                request, reverse("api-source", kwargs={"source_id": change.source_id})
+            ),
+            "source_page_url": _absolute(
+                request, reverse("source-page", kwargs={"source_id": change.source_id})
+            ),
+            "origin": change.origin,
+            "display_name": change.display_name,
+            "kind": change.kind,
+            "fields": change.fields or {},
+        }
+
+
+class ChangeListView(StrictQueryMixin, ListAPIView):
+    """What each sync changed, per source, newest first (the data of ``/changes/``)."""
+
+    serializer_class = SourceChangeSerializer
+    pagination_class = CatalogPagination
+    allowed_parameters = ("source", "run", "kind", "page", "page_size", "format")
+
+    def get_queryset(self):
+        query = self.request.query_params
+        changes = SourceChange.objects.select_related("run").order_by(
+            "-run__started_at", "-run_id", "source_id"
+        )
+        errors = {}
+        if query.get("source"):
+            changes = changes.filter(source_id=query["source"])
+        run = (query.get("run") or "").strip()
+        if run:
+            if run.isascii() and run.isdecimal():
+                changes = changes.filter(run_id=int(run))
+            else:
+                errors["run"] = ["A run is a sync run id (an integer)."]
+        kind = (query.get("kind") or "").strip().lower()
+        if kind:
+            if kind in ChangeKind.values:
+                changes = changes.filter(kind=kind)
+            else:
+                errors["kind"] = [f"Expected one of: {', '.join(ChangeKind.values)}."]
+        if errors:
+            raise ValidationError(errors)
+        return changes
+
+    @extend_schema(
+        summary="Catalog history: what each sync changed, per source",
+        parameters=[
+            OpenApiParameter("source", str, description="One source ID."),
+            OpenApiParameter("run", int, description="One sync run (catalog revision)."),
+            OpenApiParameter("kind", str, enum=ChangeKind.values),
+        ],
+        responses={200: SourceChangeSerializer(many=True), 400: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        self.check_query_parameters(request)
+        return super().get(request, *args, **kwargs)

@@ -10,4 +10,5 @@ urlpatterns = [
     path("sources/<source_id:source_id>/", api.SourceDetailView.as_view(), name="api-source"),
     path("refreshes/", api.RefreshListView.as_view(), name="api-refreshes"),
     path("refresh/", api.RefreshView.as_view(), name="api-refresh"),
+    path("changes/", api.ChangeListView.as_view(), name="api-changes"),
 ]

@@ -55,11 +55,52 @@ _catalog_cells: dict[str, CatalogCell] = {}
 
 @dataclass(frozen=True)
 class CatalogCell:
-    """A template drawing one display column; it receives ``summary``, ``review_id`` and
-    ``display_name``."""
+    """Draws one display column: ``render(*, summary, review_id, display_name)`` returns safe
+    HTML (empty without a summary); ``legend()`` explains what the cell shows."""
 
-    template: str
+    render: Callable[..., str]
     stylesheet: str | None = None
+    legend: Callable[[], str] | None = None
+
+
+@dataclass(frozen=True)
+class SourceSection:
+    """A section of the source page: ``build(*, source)`` returns the template's ``section``
+    context, or None to show nothing."""
+
+    name: str
+    template: str
+    build: Callable[..., dict[str, Any] | None]
+
+
+_source_sections: list[SourceSection] = []
+
+
+def register_source_section(*, section: SourceSection) -> None:
+    _source_sections[:] = [item for item in _source_sections if item.name != section.name]
+    _source_sections.append(section)
+
+
+def source_sections() -> tuple[SourceSection, ...]:
+    return tuple(_source_sections)
+
+
+@dataclass(frozen=True)
+class BuiltSourceSection:
+    name: str
+    template: str
+    context: dict[str, Any]
+
+
+def build_source_sections(*, source: Any) -> list[BuiltSourceSection]:
+    """Each registered section's context for one source (sections that return None are left
+    out)."""
+    built = []
+    for section in _source_sections:
+        context = section.build(source=source)
+        if context is not None:
+            built.append(BuiltSourceSection(section.name, section.template, context))
+    return built
 
 
 def register_display_context(*, name: str, provider: ContextProvider) -> None:
@@ -116,6 +157,7 @@ def registered_names() -> dict[str, list[str]]:
         "curated_edit_guards": [name for name, _ in _curated_edit_guards],
         "field_guide_intro": ["provided"] if _field_guide_intro else [],
         "catalog_cells": sorted(_catalog_cells),
+        "source_sections": [section.name for section in _source_sections],
     }
 
 

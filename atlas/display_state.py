@@ -24,8 +24,9 @@ CURATED_FIELDS = (
     "quality", "difficulty", "traces", "review_date", "review_id",
     "review_source_revision", "review_verifier_revision",
 )  # fmt: skip
+# The whole source ID comes first, so a search for an ID (with its ":" and "/") finds it.
 SEARCH_FIELDS = (
-    "display_name", "canonical_source", "name", "family", "dataset_id", "notes", "origin",
+    "id", "display_name", "canonical_source", "name", "family", "dataset_id", "notes", "origin",
 )  # fmt: skip
 
 DISPLAY_COLUMNS = (
@@ -34,7 +35,7 @@ DISPLAY_COLUMNS = (
     "large_solved", "large_verified", "display_review_id", "display_review_date",
     "display_review_date_text", "display_traces", "grading_tracking", "review_grading_revision",
     "search_text", "display_name", "display_name_key", "task_count", "family", "type", "turns",
-    "is_benchmark", "status", "kind", "canonical_source",
+    "is_benchmark", "status", "kind", "canonical_source", "display_review_is_example",
 )  # fmt: skip
 
 
@@ -62,6 +63,8 @@ class DisplayContext:
     has_grading_binding: bool = False
     valid_grading_binding: bool = False
     difficulty: dict[str, Any] | None = field(default=None)
+    # The current review is a labelled example collection, not a real judgment.
+    review_is_example: bool = False
 
 
 EMPTY_CONTEXT = DisplayContext()
@@ -171,6 +174,7 @@ def compute_display_state(
         "status": payload.get("status") or SourceStatus.AVAILABLE.value,
         "kind": payload.get("kind") or SourceKind.DATASET.value,
         "canonical_source": payload.get("canonical_source"),
+        "display_review_is_example": bool(shown["review_id"]) and context.review_is_example,
     }
 
 

@@ -22,27 +22,28 @@ NATURAL_COLLATION = "atlas_natural"
 UNKNOWN = "unknown"
 DEFAULT_SORT = "name"
 
-TYPE_CHOICES = (
-    *((value.lower(), label) for value, label in SourceType.choices),
-    (UNKNOWN, "Unclassified"),
-)
-TYPE_VALUES = {**{value.lower(): value for value in SourceType.values}, UNKNOWN: UNCLASSIFIED}
-TURNS_CHOICES = (
-    *((value.lower(), label) for value, label in Turns.choices),
-    (UNKNOWN, "Unknown"),
-)
-TURNS_VALUES = {**{value.lower(): value for value in Turns.values}, UNKNOWN: UNCLASSIFIED}
+# Filter values are the values API rows return (`type: "RLVR"` → `?type=RLVR`), matched without
+# regard to case; `unknown` selects the empty value (shown as Unclassified / Unknown).
+TYPE_CHOICES = (*SourceType.choices, (UNKNOWN, "Unclassified"))
+TYPE_VALUES = {**{value: value for value in SourceType.values}, UNKNOWN: UNCLASSIFIED}
+TURNS_CHOICES = (*Turns.choices, (UNKNOWN, "Unknown"))
+TURNS_VALUES = {**{value: value for value in Turns.values}, UNKNOWN: UNCLASSIFIED}
 BENCHMARK_CHOICES = (("true", "Designated"), ("false", "Not designated"))
-QUALITY_CHOICES = (*Quality.choices, (UNKNOWN, "Unrated / unreviewed"))
+NEVER_REVIEWED = "Unreviewed"
+QUALITY_CHOICES = (*Quality.choices, (UNKNOWN, "Not rated (unreviewed, unrated, needs re-review)"))
 DIFFICULTY_CHOICES = (
-    ("measured", "Measured (current)"),
+    ("current", "Measured (current)"),
     ("historical", "Historical"),
+    ("invalid", "Protocol mismatch"),
     ("unmeasured", "Not measured"),
     ("0-25", "Large model: 0–25% solved"),
     ("25-50", "Large model: >25–50% solved"),
     ("50-75", "Large model: >50–75% solved"),
     ("75-100", "Large model: >75–100% solved"),
 )
+# Older spellings still accepted, rewritten to the value responses return.
+ALIASES = {"difficulty": {"measured": "current"}}
+CASE_INSENSITIVE = ("type", "turns", "quality", "difficulty", "benchmark", "sort")
 # Half-open percent ranges (low, high]; the first range also includes 0.
 DIFFICULTY_RANGES = {"0-25": (0, 25), "25-50": (25, 50), "50-75": (50, 75), "75-100": (75, 100)}
 TOGGLE_CHOICES = (("1", "on"),)
@@ -109,10 +110,8 @@ def ordering_for(sort: str) -> list[OrderBy]:
 
 
 def _difficulty_q(value: str) -> Q:
-    if value == "measured":
-        return Q(difficulty_status="current")
-    if value == "historical":
-        return Q(difficulty_status="historical")
+    if value in ("current", "historical", "invalid"):
+        return Q(difficulty_status=value)
     if value == "unmeasured":
         return ~Q(difficulty_status="current") | Q(difficulty_status__isnull=True)
     low, high = DIFFICULTY_RANGES[value]
@@ -150,6 +149,9 @@ class SourceFilterSet(django_filters.FilterSet):
         model = Source
         fields: list[str] = []
 
+    # Values the page's lenient reading dropped ({parameter: value}); see lenient_filterset().
+    ignored: dict[str, str]
+
     def __init__(
         self,
         data: Mapping[str, str] | None = None,
@@ -160,7 +162,7 @@ class SourceFilterSet(django_filters.FilterSet):
         vocabulary: CatalogVocabulary | None = None,
     ) -> None:
         super().__init__(
-            data,
+            normalized_query(data) if data is not None else None,
             queryset if queryset is not None else active_sources(),
             request=request,
             prefix=prefix,
@@ -188,8 +190,9 @@ class SourceFilterSet(django_filters.FilterSet):
         return queryset
 
     def filter_search(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
-        needle = value.strip().lower()
-        return queryset.filter(search_text__contains=needle) if needle else queryset
+        for word in search_words(value):
+            queryset = queryset.filter(search_text__contains=word)
+        return queryset
 
     def filter_origin(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
         return queryset.filter(origin=value)
@@ -246,15 +249,45 @@ class SourceFilterSet(django_filters.FilterSet):
         return queryset.order_by(*ordering_for(self.sort_key))
 
 
+def search_words(value: str) -> list[str]:
+    """Every word of the query must match (the search text includes the whole source ID)."""
+    return list(dict.fromkeys(value.lower().split()))
+
+
+def normalized_query(data: Mapping[str, str]) -> dict[str, str]:
+    """The query with case-insensitive values and older spellings rewritten to the canonical
+    values, so one view has one URL."""
+    canonical: dict[str, dict[str, str]] = {
+        "type": {value.lower(): value for value, _ in TYPE_CHOICES},
+        "turns": {value.lower(): value for value, _ in TURNS_CHOICES},
+        "quality": {value.lower(): value for value, _ in QUALITY_CHOICES},
+        "difficulty": {value: value for value, _ in DIFFICULTY_CHOICES},
+        "benchmark": {value: value for value, _ in BENCHMARK_CHOICES},
+        "sort": {value: value for value, _ in SORT_CHOICES},
+    }
+    result = {key: data.get(key, "") for key in data}
+    for key in CASE_INSENSITIVE:
+        raw = (result.get(key) or "").strip()
+        if not raw:
+            continue
+        lowered = raw.lower()
+        lowered = ALIASES.get(key, {}).get(lowered, lowered)
+        result[key] = canonical[key].get(lowered, raw)
+    return result
+
+
 def lenient_filterset(
     *, data: Mapping[str, str], vocabulary: CatalogVocabulary | None = None
 ) -> SourceFilterSet:
     """The page's reading of a query: unknown values are dropped, as if absent."""
     filterset = SourceFilterSet(data, vocabulary=vocabulary)
     if filterset.is_valid():
+        filterset.ignored = {}
         return filterset
     kept = {key: value for key, value in data.items() if key not in filterset.form.errors}
-    return SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+    lenient = SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+    lenient.ignored = {key: data.get(key, "") for key in filterset.form.errors}
+    return lenient
 
 
 class CatalogQuery:

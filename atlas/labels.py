@@ -7,9 +7,13 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from atlas.vocabularies import Applicability, Quality
+from atlas.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
+MEASUREMENT_LABELS = {
+    **dict(MeasurementStatus.choices),
+    MeasurementStatus.INVALID: "Protocol mismatch",
+}
 DEFECT_TOOLTIP = (
     "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
 )
@@ -17,6 +21,11 @@ STALE_TOOLTIP = "Source data or verifier changed since this review. Open the his
 REVIEW_TOOLTIP = "Sample-based review conclusion; open the report for coverage and limitations."
 NO_DATED_REVIEW = "No dated review"
 UNCLASSIFIED = "Unclassified"
+# The one word for a source nobody has reviewed (chip, source page, drawer, API label).
+UNREVIEWED = "Unreviewed"
+# Example collections (make demo) say so wherever their rating shows.
+EXAMPLE_NOTICE = "Example review — not a real judgment"
+EXAMPLE_MARK = "Example"
 
 
 @dataclass(frozen=True)
@@ -25,6 +34,7 @@ class QualityChip:
     css_class: str
     tooltip: str
     href: str | None
+    example: bool = False
 
 
 def quality_chip(
@@ -34,8 +44,9 @@ def quality_chip(
     review_id: str | None,
     open_issue_count: int,
     review_url: str | None,
+    example: bool = False,
 ) -> QualityChip:
-    """The chip for one source's display state."""
+    """The chip for one source's display state; an example review is marked as one."""
     if effective_quality in QUALITY_LABELS:
         label = QUALITY_LABELS[effective_quality]
         css_class = f"quality-{effective_quality}"
@@ -46,7 +57,7 @@ def quality_chip(
         elif review_id:
             label = "Unrated"
         else:
-            label = "Unreviewed"
+            label = UNREVIEWED
     if open_issue_count:
         tooltip = DEFECT_TOOLTIP
     elif review_stale:
@@ -60,11 +71,11 @@ def quality_chip(
         href = review_url
     else:
         href = None
-    return QualityChip(label=label, css_class=css_class, tooltip=tooltip, href=href)
-
-
-def drawer_quality_label(*, effective_quality: str | None) -> str:
-    return QUALITY_LABELS.get(effective_quality or "", "Not curated")
+    if example:
+        tooltip = f"{EXAMPLE_NOTICE}. {tooltip}"
+    return QualityChip(
+        label=label, css_class=css_class, tooltip=tooltip, href=href, example=example
+    )
 
 
 def difficulty_fallback_text(*, open_issue_count: int, review_stale: bool) -> str:

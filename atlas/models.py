@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from atlas.vocabularies import Applicability, MeasurementStatus, Quality
+from atlas.vocabularies import Applicability, ChangeKind, MeasurementStatus, Quality
 
 
 class Source(models.Model):
@@ -57,6 +57,7 @@ class Source(models.Model):
     status = models.TextField(default="Available")
     kind = models.TextField(default="Dataset")
     canonical_source = models.TextField(null=True, blank=True)
+    display_review_is_example = models.BooleanField(default=False)
 
     class Meta:
         db_table = "catalog_sources"
@@ -152,3 +153,36 @@ class RefreshRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.started_at:%Y-%m-%d %H:%M} {self.trigger} {self.outcome}"
+
+
+class SourceChange(models.Model):
+    """What one sync changed for one source: added, retired, returned, or which payload fields
+    changed from what to what (``fields``: ``{name: [old, new]}``). Written by the sync in bulk;
+    the catalog history (``/changes/``, the source page, ``/api/changes/``, the feed) reads it."""
+
+    Kind = ChangeKind
+
+    run = models.ForeignKey(RefreshRun, on_delete=models.PROTECT, related_name="changes")
+    source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="changes")
+    kind = models.TextField(choices=ChangeKind.choices)
+    origin = models.TextField()
+    display_name = models.TextField(default="")
+    fields = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        db_table = "catalog_source_changes"
+        ordering = ["-run_id", "source_id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(kind__in=ChangeKind.values), name="catalog_source_changes_kind_valid"
+            ),
+            models.UniqueConstraint(
+                fields=["run", "source"], name="catalog_source_changes_one_per_run"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["source", "run"], name="catalog_changes_source"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} {self.kind} (run {self.run_id})"

@@ -4,6 +4,7 @@ encoder, and a request for indented JSON is served by DRF's renderer."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import orjson
@@ -18,10 +19,10 @@ class FastJSONRenderer(JSONRenderer):
         self,
         data: Any,
         accepted_media_type: str | None = None,
-        renderer_context: dict[str, Any] | None = None,
+        renderer_context: Mapping[str, Any] | None = None,
     ) -> bytes:
         if data is None:
             return b""
-        if self.get_indent(accepted_media_type or "", renderer_context or {}):
+        if self.get_indent(accepted_media_type or "", dict(renderer_context or {})):
             return super().render(data, accepted_media_type, renderer_context)
         return orjson.dumps(data, default=_fallback.default)

@@ -55,5 +55,14 @@ class GradingTracking(models.TextChoices):
     SOURCE_SPECIFIC = "source-specific", "Source-specific grading binding"
 
 
+class ChangeKind(models.TextChoices):
+    """What a sync did to one source (the catalog history)."""
+
+    ADDED = "added", "Added"
+    RETIRED = "retired", "Retired"
+    RETURNED = "returned", "Returned"
+    CHANGED = "changed", "Changed"
+
+
 # An unclassified source stores "" for its type and interaction.
 UNCLASSIFIED = ""

@@ -15,6 +15,7 @@ class DifficultyConfig(AppConfig):
             register_field_guide_intro,
         )
         from difficulty import checks  # noqa: F401  (registers the registry check)
+        from difficulty.compact_chart import render_compact_chart, render_legend
         from difficulty.display_contributions import difficulty_summaries
         from difficulty.publication import IMPORTER
         from difficulty.registry import field_guide_intro
@@ -29,7 +30,9 @@ class DifficultyConfig(AppConfig):
         register_catalog_cell(
             name="difficulty",
             cell=CatalogCell(
-                template="difficulty/compact_chart.html", stylesheet="difficulty/difficulty.css"
+                render=render_compact_chart,
+                stylesheet="difficulty/difficulty.css",
+                legend=render_legend,
             ),
         )
         register_page_section(SECTION)

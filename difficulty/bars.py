@@ -77,9 +77,23 @@ def score_text(*, entry: dict[str, Any], mode: str) -> str:
     return f"{percent}% · {entry.get('solved')}/{entry.get('verified')}"
 
 
+def followup_label(*, entry: dict[str, Any], mode: str) -> str:
+    """A follow-up never borrows the label of the current arm of the same model: it names what
+    it changed (the changed setting of a generation-setting follow-up)."""
+    changed = entry.get("changed_setting")
+    if mode == COMPACT:
+        if changed:
+            return f"Follow-up · {changed.split(' ')[0]}"
+        return entry.get("display_name") or ROLE_TITLES["followup"]
+    name = model_name(entry.get("model")) or entry.get("display_name") or entry_name(entry)
+    return f"{name} · {changed}" if changed else name
+
+
 def label(*, entry: dict[str, Any], mode: str, registry: Registry | None = None) -> str:
     protocol = (registry or get_registry()).current
     model_id = entry.get("model")
+    if entry.get("followup_id"):
+        return followup_label(entry=entry, mode=mode)
     if mode == COMPACT:
         role = next((r for r in protocol.roles if model_id and r.model == model_id), None)
         if role is not None:
@@ -106,6 +120,13 @@ def tooltip(*, entry: dict[str, Any], mode: str) -> str:
         entry_name(entry),
         entry.get("provider") or "Provider recorded in run settings",
         STATUS_LABELS.get(entry.get("measurement_status") or "", "Historical"),
+        *(
+            [f"{entry.get('display_name') or 'Follow-up'}: {entry.get('changed_setting')}"]
+            if entry.get("followup_id") and entry.get("changed_setting")
+            else [entry["display_name"]]
+            if entry.get("followup_id") and entry.get("display_name")
+            else []
+        ),
         f"{_text(entry.get('solved'))}/{_text(entry.get('verified'))} solved",
         f"{_text(entry.get('unverified'))} unverified",
         interval_text(entry=entry),

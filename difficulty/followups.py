@@ -44,3 +44,18 @@ def section_title(followup: dict[str, Any]) -> str:
     state = str(followup.get("state") or "unknown").replace("_", " ").capitalize()
     prefix = "Hosted comparison" if is_hosted(followup) else "Additional settings comparison"
     return f"{prefix} · {state}"
+
+
+def changed_setting(followup: dict[str, Any]) -> str | None:
+    """The changed generation setting as text, e.g. "max_tokens 16384 → 32768"."""
+    changed = followup.get("changed_parameter")
+    if isinstance(changed, dict):
+        name = changed.get("name")
+        if not name:
+            return None
+        if "earlier" in changed or "new" in changed:
+            return f"{name} {changed.get('earlier')} → {changed.get('new')}"
+        return str(name)
+    if isinstance(changed, str) and changed:
+        return changed
+    return None

@@ -12,6 +12,7 @@ from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
 from difficulty.bars import FULL, bars_for, status_chip
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
+from difficulty.compact_chart import render_legend
 from difficulty.registry import get_registry, model_name
 from difficulty.reports import (
     HISTORY_PREFIX,
@@ -127,6 +128,7 @@ def build_sections(*, bundle: ReviewBundle, contents: dict[str, str]) -> dict[st
             result["report"] = _report_section(
                 report=report, summary=summary, evidence=evidence, contents=contents
             )
+            result["legend"] = render_legend()
     if not (result["baseline"] or result["report"] or result["history"]):
         return None
     return result

@@ -43,6 +43,7 @@ def build_summary(*, report: dict[str, Any], classification: Classification) -> 
                 measurement_status=HISTORICAL,
                 followup_id=followup.get("id"),
                 display_name=followups.display_name(followup),
+                changed_setting=followups.changed_setting(followup),
             )
             models.append(entry)
     summary = {
@@ -62,13 +63,35 @@ def entry_name(entry: dict[str, Any]) -> str:
     return entry.get("model") or entry.get("display_name") or followups.NATIVE_RECHECK
 
 
+def entry_text_name(entry: dict[str, Any]) -> str:
+    """The entry's name in texts: a follow-up also says what it changed, so it never reads as
+    the current arm of the same model."""
+    name = entry_name(entry)
+    if not entry.get("followup_id"):
+        return name
+    what = entry.get("changed_setting") or entry.get("display_name")
+    return f"{name} ({what})" if what and what != name else name
+
+
 def summary_text(*, summary: dict[str, Any]) -> str:
-    """ "<Status>: <name> <solved>/<verified> solved; …"."""
-    parts = [
-        f"{entry_name(entry)} {_count(entry.get('solved'))}/{_count(entry.get('verified'))} solved"
-        for entry in summary["models"]
-    ]
-    return f"{STATUS_WORDS[summary['status']]}: " + "; ".join(parts)
+    """ "<Status>: <name> <solved>/<verified> solved; …", each arm under its own status: a
+    current comparison's historical follow-ups are listed after "Historical:", never as Current."""
+    groups: list[tuple[str, list[str]]] = []
+    for entry in summary["models"]:
+        status = entry.get("measurement_status") or summary["status"]
+        if status != summary["status"] and status not in STATUS_WORDS:
+            status = HISTORICAL
+        part = (
+            f"{entry_text_name(entry)} "
+            f"{_count(entry.get('solved'))}/{_count(entry.get('verified'))} solved"
+        )
+        if groups and groups[-1][0] == status:
+            groups[-1][1].append(part)
+        else:
+            groups.append((status, [part]))
+    if not groups:
+        return f"{STATUS_WORDS[summary['status']]}: "
+    return "; ".join(f"{STATUS_WORDS[status]}: " + "; ".join(parts) for status, parts in groups)
 
 
 def _count(value: Any) -> str:

@@ -12,7 +12,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.shortcuts import get_object_or_404, redirect
-from django.template import engines
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
@@ -24,17 +23,12 @@ from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublica
 from reviews.publication import bind_grading_review
 from reviews.publication_jobs import enqueue_publication
 from reviews.validation import PublicationRejected
+from reviews.work_queue import work_queue
+
+QUEUE_PAGE_LIMIT = 50
 
 PUBLISH_PERMISSION = PUBLISH_REVIEWS
-FORM_PAGE = engines["django"].from_string(
-    """{% extends "admin/base_site.html" %}
-{% block content %}<div id="content-main">
-{% if intro %}<p>{{ intro }}</p>{% endif %}
-<form method="post" enctype="multipart/form-data">{% csrf_token %}
-<fieldset class="module aligned">{{ form.as_div }}</fieldset>
-<div class="submit-row"><input type="submit" class="default" value="{{ submit }}"></div>
-</form></div>{% endblock %}"""
-)
+FORM_PAGE = "admin/reviews/form_page.html"
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
@@ -117,6 +111,11 @@ class ReviewAdmin(ReadOnlyAdmin):
                 name="reviews_review_publish",
             ),
             path(
+                "queue/",
+                self.admin_site.admin_view(self.queue_view),
+                name="reviews_review_queue",
+            ),
+            path(
                 "<str:review_id>/bind-grading/",
                 self.admin_site.admin_view(self.bind_grading_view),
                 name="reviews_review_bind_grading",
@@ -135,6 +134,19 @@ class ReviewAdmin(ReadOnlyAdmin):
                 ),
             )
         return super().changelist_view(request, extra_context)
+
+    def queue_view(self, request):
+        """The curators' work queue (``python manage.py review_queue`` prints the same)."""
+        if not request.user.is_staff:
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Curator work queue",
+            "sections": work_queue(limit=QUEUE_PAGE_LIMIT),
+            "limit": QUEUE_PAGE_LIMIT,
+            "opts": self.model._meta,
+        }
+        return TemplateResponse(request, "admin/reviews/queue.html", context)
 
     def publish_view(self, request):
         if not request.user.has_perm(PUBLISH_PERMISSION):
@@ -182,6 +194,7 @@ def _form_page(request, form, *, title: str, submit: str, intro: str = "") -> Te
         "form": form,
         "submit": submit,
         "intro": intro,
+        "opts": Review._meta,
     }
     return TemplateResponse(request, FORM_PAGE, context)
 

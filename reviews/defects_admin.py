@@ -1,9 +1,13 @@
 """Admin for confirmed verifier defects: confirm through a form, resolve through an action page.
-Both go through reviews.defects; the admin never edits ``status`` directly."""
+Both go through reviews.defects; the admin never edits an issue directly (no Save on an issue's
+page), and the forms offer only what the rules accept: a source picked by autocomplete, a
+confirming review among that source's ``verifier_defect`` collections, a URL input."""
 
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db.models import QuerySet
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -17,15 +21,60 @@ from reviews.defects import (
     validate_confirmation,
     validate_resolution,
 )
-from reviews.models import VerifierIssue
+from reviews.kinds import HasPoolRole
+from reviews.models import Review, VerifierIssue
+
+
+def defect_collections(*, source_id: str | None = None) -> QuerySet[Review]:
+    """Published collections holding a ``verifier_defect`` review (of one source, when given)."""
+    reviews = (
+        Review.objects.alias(defect=HasPoolRole("verifier_defect"))
+        .filter(defect=True)
+        .only("id", "source_id", "updated_at", "kind")
+        .order_by("source_id", "-updated_at", "id")
+    )
+    return reviews.filter(source_id=source_id) if source_id else reviews
+
+
+def collection_label(review: Review) -> str:
+    date = review.updated_at.date().isoformat() if review.updated_at else "undated"
+    return f"{review.id[:12]} · {date} · {review.source_id}"
+
+
+class DefectCollectionField(forms.ModelChoiceField):
+    def label_from_instance(self, obj: Review) -> str:
+        return collection_label(obj)
 
 
 class ConfirmDefectForm(forms.ModelForm):
-    confirming_review_id = forms.CharField(label="Confirming review id", max_length=64)
+    issue_url = forms.URLField(
+        label="GitHub issue URL",
+        assume_scheme="https",
+        widget=forms.URLInput(
+            attrs={"placeholder": "https://github.com/<owner>/<repo>/issues/<n>"}
+        ),
+        help_text="The GitHub issue that describes the reproduced defect.",
+    )
+    confirming_review = DefectCollectionField(
+        queryset=Review.objects.none(),
+        label="Confirming review",
+        help_text="A published collection of this source with a verifier_defect review and the "
+        "native execution that reproduces it.",
+    )
 
     class Meta:
         model = VerifierIssue
         fields = ["source", "issue_url"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        source_id = self.data.get("source") or self.initial.get("source")
+        self.fields["confirming_review"].queryset = defect_collections(
+            source_id=str(source_id) if source_id else None
+        )
+        self.fields["confirming_review"].widget.attrs["data-options-url"] = reverse(
+            "admin:reviews_verifierissue_defect_reviews"
+        )
 
     def _get_validation_exclusions(self):
         # The service reports a repeated issue with the spec's own message;
@@ -39,11 +88,12 @@ class ConfirmDefectForm(forms.ModelForm):
         source = cleaned.get("source")
         if source is None or not cleaned.get("issue_url"):
             return cleaned
+        review = cleaned.get("confirming_review")
+        if review is None:
+            return cleaned
         try:
             validate_confirmation(
-                source_id=source.pk,
-                issue_url=cleaned["issue_url"],
-                review_id=cleaned.get("confirming_review_id", ""),
+                source_id=source.pk, issue_url=cleaned["issue_url"], review_id=review.pk
             )
         except DefectRuleError as exc:
             raise ValidationError(str(exc)) from None
@@ -51,11 +101,22 @@ class ConfirmDefectForm(forms.ModelForm):
 
 
 class ResolveDefectForm(forms.Form):
-    resolution_review_id = forms.CharField(label="Resolution review id", max_length=64)
+    resolution_review_id = forms.CharField(
+        label="Resolution review id",
+        max_length=64,
+        widget=forms.TextInput(attrs={"list": "resolution-candidates", "size": 70}),
+        help_text="A fresh rating collection of this source (newer than the defect).",
+    )
 
     def __init__(self, *args, issue: VerifierIssue, **kwargs):
         super().__init__(*args, **kwargs)
         self.issue = issue
+        self.candidates = list(
+            Review.objects.filter(source_id=issue.source_id, kind="rating")
+            .exclude(id=issue.review_id)
+            .only("id", "source_id", "updated_at")
+            .order_by("-updated_at", "id")[:50]
+        )
 
     def clean(self):
         cleaned = super().clean()
@@ -78,7 +139,11 @@ class VerifierIssueAdmin(admin.ModelAdmin):
         "source", "issue_url", "review", "status", "resolution_review", "created_at",
         "updated_at", "created_by", "resolved_by", "resolve_link",
     ]  # fmt: skip
-    raw_id_fields = ["source"]
+    autocomplete_fields = ["source"]
+    list_select_related = ["source"]
+
+    class Media:
+        js = ["reviews/defect_form.js"]
 
     def get_queryset(self, request):
         return (
@@ -94,8 +159,13 @@ class VerifierIssueAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return self._can_manage(request)
 
-    def has_change_permission(self, request, obj=None):
+    def has_view_permission(self, request, obj=None):
         return request.user.is_staff
+
+    def has_change_permission(self, request, obj=None):
+        # An issue is never edited: confirmed through the add form, resolved through its action
+        # page (so an issue's page has no Save buttons, open or resolved).
+        return False
 
     def has_delete_permission(self, request, obj=None):
         return False
@@ -107,7 +177,7 @@ class VerifierIssueAdmin(admin.ModelAdmin):
 
     def get_fields(self, request, obj=None):
         if obj is None:
-            return ["source", "issue_url", "confirming_review_id"]
+            return ["source", "issue_url", "confirming_review"]
         return self.readonly_fields
 
     def get_readonly_fields(self, request, obj=None):
@@ -126,7 +196,7 @@ class VerifierIssueAdmin(admin.ModelAdmin):
         issue = confirm_verifier_issue(
             source_id=form.cleaned_data["source"].pk,
             issue_url=form.cleaned_data["issue_url"],
-            review_id=form.cleaned_data["confirming_review_id"],
+            review_id=form.cleaned_data["confirming_review"].pk,
             user=request.user,
         )
         obj.pk = issue.pk
@@ -139,8 +209,24 @@ class VerifierIssueAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.resolve_view),
                 name="reviews_verifierissue_resolve",
             ),
+            path(
+                "defect-reviews/",
+                self.admin_site.admin_view(self.defect_reviews_view),
+                name="reviews_verifierissue_defect_reviews",
+            ),
             *super().get_urls(),
         ]
+
+    def defect_reviews_view(self, request):
+        """The confirming-review choices of one source, for the add form's script."""
+        if not self._can_manage(request):
+            raise PermissionDenied
+        source_id = request.GET.get("source") or ""
+        options = [
+            {"id": review.id, "label": collection_label(review)}
+            for review in defect_collections(source_id=source_id or None)[:200]
+        ]
+        return JsonResponse({"source": source_id, "options": options})
 
     def resolve_view(self, request, issue_id: int):
         if not self._can_manage(request):
@@ -165,5 +251,7 @@ class VerifierIssueAdmin(admin.ModelAdmin):
             "issue": issue,
             "form": form,
             "opts": self.model._meta,
+            "original": issue,
+            "has_view_permission": True,
         }
         return TemplateResponse(request, "admin/reviews/verifierissue/resolve.html", context)

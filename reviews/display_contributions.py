@@ -1,6 +1,6 @@
 """What reviews contribute to the catalog's display state (through ``atlas.contributions``): open
-verifier defects and the validity of grading bindings.
-Registered in ``ReviewsConfig.ready()``; two queries per batch of sources."""
+verifier defects, the validity of grading bindings and whether the current review is a labelled
+example. Registered in ``ReviewsConfig.ready()``; at most three queries per batch of sources."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from django.db.models import OuterRef, Subquery
 from atlas import timestamps
 from atlas.display_state import DisplayContext, SourceSnapshot
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
-from reviews.models import GradingBinding, ReviewArtifact, VerifierIssue
+from reviews.example_label import ExampleCollection
+from reviews.models import GradingBinding, Review, ReviewArtifact, VerifierIssue
 
 
 def open_issue_row(issue: VerifierIssue) -> dict[str, Any]:
@@ -35,15 +36,35 @@ def defects_and_grading(
     ).order_by("created_at", "id"):
         open_issues.setdefault(issue.source_id, []).append(open_issue_row(issue))
     enrolled, valid = _grading_bindings(sources)
+    examples = _example_reviews(sources)
     return {
         source.id: {
             "open_issue_count": len(open_issues.get(source.id, ())),
             "open_issues": tuple(open_issues.get(source.id, ())),
             "has_grading_binding": source.id in enrolled,
             "valid_grading_binding": source.id in valid,
+            "review_is_example": source.id in examples,
         }
         for source in sources
     }
+
+
+def _example_reviews(sources: Sequence[SourceSnapshot]) -> set[str]:
+    """Sources whose current (published) review is an example collection."""
+    current = {
+        source.curated.get("review_id"): source.id
+        for source in sources
+        if source.curated.get("review_id")
+    }
+    if not current:
+        return set()
+    found = (
+        Review.objects.filter(id__in=list(current))
+        .alias(example=ExampleCollection())
+        .filter(example=True)
+        .values_list("id", "source_id")
+    )
+    return {source_id for review_id, source_id in found if current.get(review_id) == source_id}
 
 
 def _grading_bindings(sources: Sequence[SourceSnapshot]) -> tuple[set[str], set[str]]:

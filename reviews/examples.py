@@ -18,8 +18,8 @@ from typing import Any
 from atlas import timestamps
 from reviews.collection_checks import SCHEMA_PATH
 from reviews.evidence_set import COLLECTION_FILE
+from reviews.example_label import EXAMPLE_NOTICE
 
-EXAMPLE_NOTICE = "Example review — not a real judgment"
 EXAMPLE_COMMIT = hashlib.sha1(b"rl-data-atlas example run").hexdigest()
 EXAMPLE_TREE = hashlib.sha256(b"rl-data-atlas example python tree").hexdigest()
 JUDGE_MODELS = (

@@ -22,6 +22,7 @@ from atlas.models import Source
 from reviews import labels, page_sections
 from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.review_heading import ReviewHeading, review_heading
 from reviews.vocabularies import ReviewKind
 
 COLLECTION_PATH = "quality-reviews.json"
@@ -572,6 +573,7 @@ class ReviewPage:
     source_mappings: list[dict[str, Any]]
     attestations: list[Attestation]
     sections: list[page_sections.BuiltSection]
+    heading: ReviewHeading
     has_collection_artifact: bool = False
 
 
@@ -587,11 +589,19 @@ def review_page(*, review_id: str) -> ReviewPage | None:
         cards=cards,
         issues=issue_summary(cards=cards),
         provenance=provenance_line(collection=collection, supplemental=supplemental),
-        reviewed_at=latest_reviewed_at(collections=[collection, *supplemental]),
+        # This collection's own latest judgment: publishing another collection of the source
+        # never changes what a review page says about itself.
+        reviewed_at=latest_reviewed_at(collections=[collection]),
         applicability=applicability(bundle=bundle),
         provenance_fields=provenance_fields(collection=collection),
         source_mappings=source_mappings(collection=collection),
         attestations=attestations(bundle=bundle),
         sections=page_sections.build_sections(bundle=bundle, contents=bundle.contents),
+        heading=review_heading(
+            collection=collection,
+            kind=bundle.review.kind,
+            display_name=bundle.source.display_name or bundle.source.id,
+            updated_at=latest_reviewed_at(collections=[collection]),
+        ),
         has_collection_artifact=COLLECTION_PATH in bundle.own_artifact_paths,
     )

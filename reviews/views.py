@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 
 from reviews import selectors
-from reviews.links import artifact_api_url, review_page_url
+from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.trace_viewers import render_artifact
 
 
@@ -51,6 +51,17 @@ def artifact_page(request: HttpRequest, review_id: str, path: str) -> HttpRespon
             "contents": render_artifact(path=found.path, content=found.content),
         },
     )
+
+
+def legacy_review_link(request: HttpRequest) -> HttpResponse:
+    """Reference links of the earlier applet, ``review.html?id=<review id>[&artifact=<path>]``,
+    move permanently to the review page or the artifact page."""
+    review_id = (request.GET.get("id") or "").strip()
+    if not review_id:
+        return _not_found(request, title="Review not found", message="Review not found")
+    artifact = (request.GET.get("artifact") or "").strip().lstrip("/")
+    target = artifact_page_url(review_id, artifact) if artifact else review_page_url(review_id)
+    return HttpResponsePermanentRedirect(target)
 
 
 def _not_found(

@@ -43,3 +43,54 @@ def test_admin_lists_and_change_pages_render(admin_client, write_catalog):
         reverse("admin:reviews_verifierissue_resolve", args=[VerifierIssue.objects.get().pk])
     )
     assert resolve.status_code == 200 and "Resolve verifier defect" in resolve.content.decode()
+
+
+def test_sources_changelist_columns_filters_and_links(admin_client, write_catalog):
+    sync_catalog(
+        catalog_path=write_catalog(
+            [make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b/long id", tags=["agentic"])]
+        ),
+        force=False,
+        trigger="command",
+    )
+    source = Source.objects.get(id="MarinSkyRL:a")
+    review = confirming_collection(source)
+    confirm_verifier_issue(source_id=source.id, issue_url=ISSUE_URL, review_id=review.id)
+    html = admin_client.get("/admin/atlas/source/").content.decode()
+    for header in ["Source ID", "Quality", "Difficulty", "Open defects", "Review date", "Pages"]:
+        assert f">{header}<" in html or header in html, header
+    for title in ["open verifier defect", "review applicability", "type", "family", "origin"]:
+        assert f"By {title}" in html, title
+    assert 'href="/sources/MarinSkyRL:a/">Source page</a>' in html
+    assert "atlas/admin.css" in html and 'class="atlas-source-id"' in html
+    flagged = admin_client.get("/admin/atlas/source/?open_defect=yes").content.decode()
+    assert "MarinSkyRL:a" in flagged and "MarinSkyRL:b/long id" not in flagged
+    agentic = admin_client.get("/admin/atlas/source/?type=Agentic").content.decode()
+    assert "MarinSkyRL:b/long id" in agentic and ">MarinSkyRL:a<" not in agentic
+    change = admin_client.get(f"/admin/atlas/source/{source.pk}/change/")
+    page = change.content.decode()
+    assert '<pre class="atlas-payload">{\n  &quot;canonical_source&quot;' in page
+    assert "difficulty" not in change.context["adminform"].form.fields
+
+
+def test_a_verifier_issue_page_has_no_save_and_the_resolve_page_has_breadcrumbs(
+    admin_client, write_catalog
+):
+    sync_catalog(
+        catalog_path=write_catalog([make_row("MarinSkyRL:a")]), force=False, trigger="command"
+    )
+    source = Source.objects.get()
+    review = confirming_collection(source)
+    issue = confirm_verifier_issue(source_id=source.id, issue_url=ISSUE_URL, review_id=review.id)
+    page = admin_client.get(f"/admin/reviews/verifierissue/{issue.pk}/change/").content.decode()
+    assert 'name="_save"' not in page and "Resolve verifier defect" in page
+    resolve = admin_client.get(f"/admin/reviews/verifierissue/{issue.pk}/resolve/").content.decode()
+    assert 'class="breadcrumbs"' in resolve
+    assert 'href="/admin/reviews/verifierissue/"' in resolve
+    options = admin_client.get(
+        "/admin/reviews/verifierissue/defect-reviews/", {"source": source.id}
+    ).json()
+    assert [item["id"] for item in options["options"]] == [review.id]
+    add = admin_client.get("/admin/reviews/verifierissue/add/").content.decode()
+    assert 'type="url" name="issue_url"' in add
+    assert "admin-autocomplete" in add and "reviews/defect_form.js" in add

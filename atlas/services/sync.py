@@ -16,6 +16,7 @@ from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCata
 from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
+from atlas.services.changes import ChangeRecorder
 from atlas.services.display import display_states, refresh_display_state
 
 logger = logging.getLogger(__name__)
@@ -98,10 +99,11 @@ def _reconcile(
     results = []
     rows_written = 0
     touched_ids: set[str] = set()
+    history = ChangeRecorder()  # the catalog history (atlas.services.changes)
     for snapshot in catalog.snapshots:
         changed = force or previous.get(snapshot.origin) != snapshot.revision
         if changed:
-            written, retired_ids = _rewrite_origin(snapshot)
+            written, retired_ids = _rewrite_origin(snapshot, history)
             report(
                 f"{snapshot.origin}: {len(snapshot.rows)} rows, {written} written, "
                 f"{len(retired_ids)} retired"
@@ -141,6 +143,7 @@ def _reconcile(
         for start in range(0, len(retired), BATCH_SIZE):
             Source.objects.filter(id__in=retired[start : start + BATCH_SIZE]).update(active=False)
         touched_ids.update(retired)
+        history.retire(source_ids=retired)
         Refresh.objects.filter(origin__in=retired_origins).delete()
     if force:
         # Rows of the artifact were recomputed above; a forced sync re-applies the display rules
@@ -164,6 +167,7 @@ def _reconcile(
         retired_origins=retired_origins,
         rows_written=rows_written,
     )
+    history.save(run_id=run.id)
     return {
         "busy": False,
         "revision": catalog.revision,
@@ -173,7 +177,7 @@ def _reconcile(
     }
 
 
-def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
+def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[int, list[str]]:
     """Upsert the snapshot's rows and retire this origin's rows missing from it.
 
     Rows whose payload, activity and display state would not change are skipped, so a rewrite
@@ -184,6 +188,7 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
         "id", flat=True
     )
     missing = sorted(set(active_here) - snapshot_ids)
+    history.retire(source_ids=missing)
     for start in range(0, len(missing), BATCH_SIZE):
         Source.objects.filter(id__in=missing[start : start + BATCH_SIZE]).update(active=False)
 
@@ -219,6 +224,7 @@ def _rewrite_origin(snapshot: OriginSnapshot) -> tuple[int, list[str]]:
         for row in batch:
             stored = existing.get(row["id"])
             state = states[row["id"]]
+            history.compare(stored=stored, row=row, origin=snapshot.origin)
             if stored and _unchanged(stored, row, snapshot.origin, state):
                 continue
             upserts.append(

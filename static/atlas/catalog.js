@@ -1,5 +1,7 @@
-// RL Data Atlas catalog page: applies controls without a full reload, the "/" shortcut, the
-// details drawer and the curator sync. The page works without this script (GET form + links).
+// RL Data Atlas catalog page: applies controls without a full reload (with a visible loading
+// state, focus kept on the control used, errors that clear on the next success), the "/"
+// shortcut, the details drawer (loaded from the source page when opened, shareable as ?source=)
+// and the curator sync. The page works without this script (GET form + links).
 (function () {
   "use strict";
 
@@ -12,7 +14,8 @@
   var LOADED_SUFFIX = "Packaged task-curation catalog loaded.";
   var SEPARATOR = "  ·  ";
   var PARAM_ORDER = ["q", "origin", "type", "turns", "family", "benchmark", "quality",
-    "difficulty", "show_bad", "show_excluded", "sort", "page", "page_size"];
+    "difficulty", "show_bad", "show_excluded", "sort", "page", "page_size", "source"];
+  var DRAWER_LOADING = "Loading source details…";
 
   var body = document.body;
   var curator = body.getAttribute("data-curator") === "1";
@@ -25,10 +28,15 @@
   var exportLink = document.getElementById("export");
   var refreshForm = document.getElementById("refresh-form");
   var refreshButton = document.getElementById("refresh");
+  var drawerPageLink = document.getElementById("drawer-page");
   var clientStatus = null;
   var drawerOpener = null;
+  var drawerSource = null;
+  var drawerTicket = 0;
   var searchTimer = null;
   var navigation = 0;
+  var bannerDefault = { text: banner.textContent, warning: banner.classList.contains("warning") };
+  var bannerFailed = false;
 
   document.documentElement.classList.add("js");
 
@@ -57,7 +65,20 @@
     var params = new URL(url, location.href).searchParams;
     params.delete("page");
     params.delete("page_size");
+    params.delete("source");
     return "/export.csv" + canonicalQuery(params);
+  }
+
+  function withoutSource(url) {
+    var parsed = new URL(url, location.href);
+    parsed.searchParams.delete("source");
+    return parsed.pathname + canonicalQuery(parsed.searchParams);
+  }
+
+  function withSource(url, sourceId) {
+    var parsed = new URL(url, location.href);
+    parsed.searchParams.set("source", sourceId);
+    return parsed.pathname + canonicalQuery(parsed.searchParams);
   }
 
   function setHidden(name, value) {
@@ -77,7 +98,7 @@
 
   function syncForm(url) {
     var params = new URL(url, location.href).searchParams;
-    ["origin", "sort", "page_size"].forEach(function (name) { setHidden(name, params.get(name)); });
+    ["origin", "sort"].forEach(function (name) { setHidden(name, params.get(name)); });
     if (document.activeElement !== search) { search.value = params.get("q") || ""; }
     form.querySelectorAll("select").forEach(function (select) {
       var value = params.get(select.name) || "";
@@ -134,9 +155,38 @@
   }
 
   // -- loading the regions ----------------------------------------------------------------------
+  // What had focus inside a region that is about to be replaced, so the same control can have it
+  // again afterwards (a sort header, a tab, a pager link).
+  function focusTarget() {
+    var active = document.activeElement;
+    if (!active || !active.closest || !active.closest(".region")) { return null; }
+    if (active.hasAttribute("data-sort")) {
+      return '.sort-link[data-sort="' + active.getAttribute("data-sort") + '"]';
+    }
+    if (active.hasAttribute("data-tab")) {
+      return '.tabs a[data-tab="' + CSS.escape(active.getAttribute("data-tab")) + '"]';
+    }
+    var pager = active.closest(".pager");
+    if (pager) {
+      var which = active.getAttribute("data-page");
+      return which ? "#" + pager.id + ' a[data-page="' + which + '"]' : "#" + pager.id;
+    }
+    return null;
+  }
+
+  function setBusy(busy) {
+    var results = document.getElementById("results-region");
+    results.setAttribute("aria-busy", busy ? "true" : "false");
+    results.classList.toggle("loading", busy);
+    document.getElementById("metrics-region").classList.toggle("loading", busy);
+  }
+
   function loadRegions(url, options) {
     var ticket = ++navigation;
     var push = options && options.push;
+    var toTop = options && options.toTop;
+    var refocus = focusTarget();
+    setBusy(true);
     return fetch(url, { headers: { [REGION_HEADER]: "1" }, credentials: "same-origin" })
       .then(function (response) {
         if (!response.ok) { throw response.status; }
@@ -151,19 +201,54 @@
           if (current) { current.innerHTML = fresh.innerHTML; }
         });
         if (push) { history.pushState({ atlas: true }, "", url); }
+        shownQuery = withoutSource(url);
         exportLink.href = exportUrl(url);
+        setBusy(false);
+        if (bannerFailed) {
+          bannerFailed = false;
+          setBanner(bannerDefault.text, bannerDefault.warning);
+        }
+        restoreFocus(refocus);
+        if (toTop) { scrollToTable(); }
         applyStatus();
         localiseTimes();
         announce();
       })
       .catch(function (status) {
+        if (ticket !== navigation) { return; }
+        setBusy(false);
+        bannerFailed = true;
         setBanner(readFailedText(typeof status === "number" ? status : "network"), true);
       });
   }
 
-  function navigate(url) {
+  function restoreFocus(selector) {
+    if (!selector) { return; }
+    var target = document.querySelector(selector);
+    if (!target && selector.indexOf("#pager") === 0) {
+      target = document.querySelector(selector.split(" ")[0] + " a") || document.getElementById("table-wrap");
+    }
+    if (target) { target.focus({ preventScroll: true }); }
+  }
+
+  function scrollToTable() {
+    var wrap = document.getElementById("table-wrap");
+    if (!wrap) { return; }
+    wrap.scrollTop = 0;
+    var pager = document.getElementById("pager-top") || wrap;
+    if (pager.getBoundingClientRect().top < 0 || pager.getBoundingClientRect().top > window.innerHeight) {
+      pager.scrollIntoView({ block: "start" });
+    }
+  }
+
+  function navigate(url, options) {
     syncForm(url);
-    return loadRegions(url, { push: url !== location.pathname + location.search });
+    var target = withoutSource(url);
+    var current = withoutSource(location.pathname + location.search);
+    return loadRegions(target, {
+      push: target !== current,
+      toTop: Boolean(options && options.toTop),
+    });
   }
 
   // -- controls ----------------------------------------------------------------------------------
@@ -195,28 +280,38 @@
         event.shiftKey || event.altKey) {
       return;
     }
-    var details = event.target.closest(".details-button");
+    var details = event.target.closest("a.info");
     if (details) {
       event.preventDefault();
-      openDrawer(details);
+      openDrawer(details.closest("tr").getAttribute("data-source-id"), details, true);
       return;
     }
-    var link = event.target.closest(".tabs a, .sort-link, .pager a");
+    var link = event.target.closest(".tabs a, .sort-link, #results-region .pager a");
     if (link) {
       event.preventDefault();
-      navigate(link.getAttribute("href"));
+      navigate(link.getAttribute("href"), { toTop: Boolean(link.closest(".pager")) });
     }
   });
 
+  var shownQuery = withoutSource(location.pathname + location.search);
   window.addEventListener("popstate", function () {
-    syncForm(location.href);
-    loadRegions(location.pathname + location.search, { push: false });
+    var here = withoutSource(location.pathname + location.search);
+    if (here !== shownQuery) {
+      syncForm(location.href);
+      loadRegions(here, { push: false });
+    }
+    var wanted = new URLSearchParams(location.search).get("source");
+    if (wanted && wanted !== drawerSource) {
+      openDrawer(wanted, null, false);
+    } else if (!wanted && drawer.open) {
+      closeDrawer(false);
+    }
   });
 
   document.addEventListener("keydown", function (event) {
-    if (event.key === " " && event.target.classList && event.target.classList.contains("details-button")) {
+    if (event.key === " " && event.target.classList && event.target.classList.contains("info")) {
       event.preventDefault();
-      openDrawer(event.target);
+      event.target.click();
       return;
     }
     if (event.key !== "/" || event.ctrlKey || event.metaKey || event.altKey) { return; }
@@ -229,23 +324,71 @@
   });
 
   // -- details drawer ------------------------------------------------------------------------------
-  function openDrawer(button) {
-    var template = document.getElementById(button.getAttribute("data-details"));
-    if (!template) { return; }
-    drawerBody.replaceChildren(template.content.cloneNode(true));
-    drawer.setAttribute("aria-labelledby", "drawer-title");
-    drawerOpener = button;
-    drawer.showModal();
-    document.getElementById("drawer-close").focus();
+  // The drawer shows the body of the source page, fetched when it opens; its URL (?source=<id>)
+  // can be shared and restores the open drawer.
+  function sourceUrl(sourceId) {
+    return "/sources/" + encodeURIComponent(sourceId).replace(/%3A/g, ":").replace(/%2F/g, "/") + "/";
   }
 
-  document.getElementById("drawer-close").addEventListener("click", function () { drawer.close(); });
+  function openDrawer(sourceId, opener, push) {
+    var ticket = ++drawerTicket;
+    var url = sourceUrl(sourceId);
+    drawerSource = sourceId;
+    drawerOpener = opener;
+    drawerPageLink.href = url;
+    drawer.setAttribute("aria-labelledby", "drawer-eyebrow");
+    drawerBody.setAttribute("aria-busy", "true");
+    drawerBody.textContent = DRAWER_LOADING;
+    if (!drawer.open) { drawer.showModal(); }
+    document.getElementById("drawer-close").focus();
+    if (push) {
+      history.pushState({ atlas: true }, "", withSource(location.pathname + location.search, sourceId));
+    }
+    fetch(url, { headers: { [REGION_HEADER]: "details" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) { throw response.status; }
+        return response.text();
+      })
+      .then(function (html) {
+        if (ticket !== drawerTicket) { return; }
+        var parsed = new DOMParser().parseFromString(html, "text/html");
+        drawerBody.replaceChildren.apply(drawerBody, Array.prototype.slice.call(parsed.body.childNodes));
+        drawerBody.setAttribute("aria-busy", "false");
+        if (document.getElementById("drawer-title")) {
+          drawer.setAttribute("aria-labelledby", "drawer-title");
+        }
+      })
+      .catch(function (status) {
+        if (ticket !== drawerTicket) { return; }
+        drawerBody.setAttribute("aria-busy", "false");
+        drawerBody.textContent = "Could not load this source (" + status + "). Open the source page instead.";
+      });
+  }
+
+  function closeDrawer(updateUrl) {
+    if (drawer.open) {
+      drawer.dataset.keepUrl = updateUrl ? "" : "1";
+      drawer.close();
+    }
+  }
+
+  document.getElementById("drawer-close").addEventListener("click", function () { closeDrawer(true); });
   drawer.addEventListener("click", function (event) {
-    if (event.target === drawer) { drawer.close(); }
+    if (event.target === drawer) { closeDrawer(true); }
   });
   drawer.addEventListener("close", function () {
+    ++drawerTicket;
     drawerBody.replaceChildren();
-    if (drawerOpener && document.body.contains(drawerOpener)) { drawerOpener.focus(); }
+    drawerSource = null;
+    if (drawer.dataset.keepUrl !== "1" && new URLSearchParams(location.search).get("source")) {
+      history.pushState({ atlas: true }, "", withoutSource(location.pathname + location.search));
+    }
+    drawer.dataset.keepUrl = "";
+    var opener = drawerOpener;
+    if (!opener || !document.body.contains(opener)) {
+      opener = null;
+    }
+    if (opener) { opener.focus(); }
     drawerOpener = null;
   });
 
@@ -334,5 +477,10 @@
   }
 
   localiseTimes();
+  var initialSource = new URLSearchParams(location.search).get("source");
+  if (initialSource) {
+    var row = document.querySelector('tr[data-source-id="' + CSS.escape(initialSource) + '"] a.info');
+    openDrawer(initialSource, row, false);
+  }
   if (curator) { postRefresh("?force=false&background=1", false); }
 })();

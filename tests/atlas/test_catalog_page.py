@@ -64,23 +64,33 @@ def test_chrome_strings_and_public_view(client, catalog):
     assert '<script src="/static/atlas/catalog.js"' in html and "<script>" not in html
 
 
-def test_metrics_count_known_tasks_and_unknown_datasets_only(client, catalog):
+def test_metrics_follow_the_view_and_count_known_tasks_and_unknown_datasets_only(client, catalog):
     html = page(client)
-    assert text_of(html, "metric-sources") == "5"  # Available across origins, bad included
+    # The cards describe the rows of the view (every page): 4 shown, bad and excluded hidden.
+    assert text_of(html, "metric-sources") == "4"
+    assert text_of(html, "sources-context") == "In this view · 5 available across all catalogs"
     assert text_of(html, "metric-tasks") == "1,020"
     assert text_of(html, "task-count-context") == (
         "4 visible entries · 1 unknown dataset count · may overlap"
     )
     html = page(client, "?show_excluded=1&show_bad=1")
     assert text_of(html, "metric-tasks") == "5,320"
-    assert text_of(html, "metric-sources") == "5"
+    assert text_of(html, "metric-sources") == "6"
     html = page(client, "?q=alpha")
+    assert text_of(html, "metric-sources") == "1"
     assert text_of(html, "task-count-context") == (
         "1 visible entry · 0 unknown dataset counts · may overlap"
     )
 
 
-def test_footer_line_and_tab_badges(client, catalog):
+def test_a_total_of_only_unknown_counts_says_unknown(client, catalog):
+    html = page(client, "?q=unknown+count")
+    assert text_of(html, "metric-tasks") == "Unknown"
+    assert text_of(html, "metric-sources") == "1"
+    assert text_of(page(client, "?q=nothing-matches"), "metric-tasks") == "0"
+
+
+def test_footer_line_and_tab_badges_follow_the_filters(client, catalog):
     html = page(client)
     assert text_of(html, "result-count") == (
         "4 of 6 entries · 1 excluded sources hidden · bad quality hidden"
@@ -88,17 +98,23 @@ def test_footer_line_and_tab_badges(client, catalog):
     badges = re.findall(
         r'class="tab[^"]*" href="([^"]*)"[^>]*>([^<]+) <span class="badge">(\d+)', html
     )
+    # Each badge counts the rows its tab would show: bad and excluded are hidden here.
     assert badges == [
-        ("/", "All catalogs", "5"),
+        ("/", "All catalogs", "4"),
         ("/?origin=MarinSkyRL", "MarinSkyRL", "3"),
-        ("/?origin=Task+Trove", "Task Trove", "2"),
+        ("/?origin=Task+Trove", "Task Trove", "1"),
     ]
-    html = page(client, "?show_excluded=1&origin=Task+Trove&q=zzz&page=3")
+    html = page(client, "?show_excluded=1&show_bad=1&origin=MarinSkyRL")
     badges = re.findall(r'([^>]+) <span class="badge">(\d+)', html)
     assert [count for _, count in badges] == ["6", "3", "3"]
+    assert text_of(html, "metric-sources") == "3"  # the selected tab's rows
+    html = page(client, "?show_excluded=1&origin=Task+Trove&q=zzz&page=3")
+    badges = re.findall(r'([^>]+) <span class="badge">(\d+)', html)
+    assert [count for _, count in badges] == ["0", "0", "0"]
     assert 'href="/?origin=Task+Trove&amp;q=zzz' not in html  # canonical parameter order
     current_tab = (
         '<a class="tab tab-current" href="/?q=zzz&amp;origin=Task+Trove&amp;show_excluded=1"'
+        ' data-tab="Task Trove"'
     )
     assert current_tab + ' aria-current="page">' in html
     assert text_of(html, "result-count").endswith(
@@ -106,11 +122,20 @@ def test_footer_line_and_tab_badges(client, catalog):
     )
 
 
-def test_cells_and_drawer(client, write_catalog):
+def row_html(html: str, source_id: str) -> str:
+    match = re.search(rf'<tr data-source-id="{re.escape(source_id)}">.*?</tr>', html, re.S)
+    assert match, source_id
+    return match.group(0)
+
+
+def test_cells_print_each_value_once_and_link_the_source_page(client, write_catalog):
     seed(write_catalog, [
-        make_row("MarinSkyRL:q a/b", display_name="Quoted", tags=["generator"], task_count=None,
-                 family="", notes="Why it exists", pipeline={"name": "p1", "version": "2",
-                 "source": None, "revision": None, "files": ["a/*.parquet"]}),
+        make_row("MarinSkyRL:q a/b", display_name="Quoted", tags=["generator", "benchmark"],
+                 task_count=None, family="", notes="Why it exists",
+                 pipeline={"name": "p1", "version": "2", "source": None, "revision": None,
+                           "files": ["a/*.parquet"]}),
+        make_row("MarinSkyRL:plain", display_name="example/plain", task_count=1234, type="",
+                 tags=[]),
     ])  # fmt: skip
     set_state("MarinSkyRL:q a/b", effective_quality="some_issues", open_issue_count=1,
               display_review_id="f" * 64,
@@ -118,25 +143,45 @@ def test_cells_and_drawer(client, write_catalog):
               display_review_date_text="2025-03-03T12:00:00Z")  # fmt: skip
     make_open_issue("MarinSkyRL:q a/b", "https://github.com/o/r/issues/1")
     html = page(client)
-    assert 'data-source-id="MarinSkyRL:q a/b"' in html
-    assert 'href="/api/sources/MarinSkyRL:q%20a/b/"' in html
-    assert 'aria-label="Details for Quoted"' in html
-    assert '<span class="muted">Generated</span>' in html
-    assert '<span class="chip chip-type chip-muted">Unclassified</span>' in html
+    row = row_html(html, "MarinSkyRL:q a/b")
+    # The name links the source page; the details control opens it (or the drawer).
+    assert '<th scope="row"><a href="/sources/MarinSkyRL:q%20a/b/">Quoted</a>' in row
+    assert (
+        '<a class="info" href="/sources/MarinSkyRL:q%20a/b/" aria-label="Details for Quoted">i</a>'
+        in row
+    )
+    assert "/api/sources/" not in row
+    assert row.count(">Quoted<") == 1  # printed once (the dataset differs from the name)
+    assert "<td>example/q a/b" not in row and ">example/q a/b</a>" in row  # the dataset cell
+    assert '<td class="num">Generated</td>' in row
+    assert '<span class="mark" title="Designated benchmark">✓' in row
+    assert "True" not in row and "False" not in row
     assert (
         f'<a class="chip quality-some_issues" href="/reviews/{"f" * 64}/" title="Confirmed '
         "verifier defect remains unresolved. Open the source&#x27;s review pool and GitHub "
         'issue.">Some issues</a>'
-    ) in html
-    assert '<span class="muted">Withheld · verifier issues</span>' in html
-    assert '<td title="2025-03-03T12:00:00Z">Mar 3, 2025</td>' in html
-    for text in [
-        "SOURCE DETAILS", "Why it exists", "<dt>Input rows</dt><dd>No fixed count</dd>",
-        "<dt>Input files</dt><dd>a/*.parquet</dd>", "<dt>Pipeline version</dt><dd>2</dd>",
-        "Open verifier issue ↗", "Read quality review ↗", 'aria-label="Close details"',
-    ]:  # fmt: skip
-        assert text in html, text
-    assert "<dt>Family</dt>" not in html  # empty values are skipped
+    ) in row
+    assert "<td>Withheld · verifier issues</td>" in row
+    assert '<td title="2025-03-03T12:00:00Z">Mar 3, 2025</td>' in row
+    assert "<td></td>" in row  # the empty family: a dash drawn by CSS
+    # Details are not rendered into rows any more: they load from the source page.
+    assert "<template" not in html and "Why it exists" not in html
+    plain = row_html(html, "MarinSkyRL:plain")
+    assert '<td class="num">1,234</td>' in plain
+    assert '<span class="u">Unclassified</span>' in plain
+    assert "<td><span>Available</span></td>" in plain
+
+
+def test_a_row_is_a_few_hundred_bytes(client, write_catalog):
+    rows = [
+        make_row(f"MarinSkyRL:source_{n:03}", display_name=f"org/dataset-{n:03}")
+        for n in range(100)
+    ]
+    seed(write_catalog, rows)
+    html = page(client, "?page_size=100")
+    sizes = [len(row.encode()) for row in re.findall(r"<tr data-source-id=.*?</tr>", html, re.S)]
+    assert len(sizes) == 100
+    assert max(sizes) < 700, max(sizes)
 
 
 def test_quality_chip_labels(client, write_catalog):
@@ -152,12 +197,10 @@ def test_quality_chip_labels(client, write_catalog):
     assert re.search(
         r'quality-unknown" href="/reviews/d+/" title="Sample-based[^"]*">Unrated', html
     )
-    assert (
-        '<span class="chip quality-unknown" title="Sample-based review conclusion; open the '
-        'report for coverage and limitations.">Unreviewed</span>' in html
-    )
-    assert html.count('<span class="muted">Not measured</span>') == 2
-    assert html.count('<span class="muted">Needs re-review</span>') == 1
+    # Nothing to open for a source nobody reviewed: the chip has no tooltip promising a report.
+    assert '<span class="chip quality-unknown">Unreviewed</span>' in html
+    assert html.count("<td>Not measured</td>") == 2
+    assert html.count("<td>Needs re-review</td>") == 1
 
 
 def test_difficulty_summary_uses_the_compact_chart(client, write_catalog):
@@ -174,38 +217,62 @@ def test_difficulty_summary_uses_the_compact_chart(client, write_catalog):
         f'href="/reviews/{"c" * 64}/#difficulty" '
         'aria-label="Difficulty attempts and verifier results for Alpha"' in html
     )
-    assert '<span class="muted">Not measured</span>' not in html
-    assert "Read difficulty attempts &amp; verifier results ↗" in html
+    assert "<td>Not measured</td>" not in html
+    details = client.get("/sources/MarinSkyRL:a/").content.decode()
+    assert "Read difficulty attempts &amp; verifier results" in details
 
 
 def test_sort_headers_toggle_and_reset_page(client, catalog):
     html = page(client, "?page=1&sort=rows")
     assert (
-        '<th scope="col" aria-sort="ascending" title="Selected input rows before conversion or '
-        'curation"><a class="sort-link" href="/?sort=-rows">Input rows '
-        '<span class="sort-icon" aria-hidden="true">↑</span>'
+        '<th scope="col" class="col-rows" aria-sort="ascending" title="Selected input rows '
+        'before conversion or curation"><a class="sort-link" href="/?sort=-rows" '
+        'data-sort="rows">Input rows <span class="sort-icon" aria-hidden="true">↑</span>'
     ) in html
     assert (
-        'aria-sort="none"><a class="sort-link" href="/">Source name '
+        'aria-sort="none"><a class="sort-link" href="/" data-sort="name">Source name '
         '<span class="sort-icon" aria-hidden="true">↕</span>'
     ) in html
     html = page(client, "?sort=-rows")
-    assert 'href="/?sort=rows">Input rows <span class="sort-icon" aria-hidden="true">↓' in html
+    assert (
+        'href="/?sort=rows" data-sort="rows">Input rows <span class="sort-icon" '
+        'aria-hidden="true">↓' in html
+    )
     assert "sorted by Input rows descending" in html
 
 
-def test_unknown_values_are_ignored_and_controls_show_defaults(client, catalog):
-    html = page(client, "?type=bogus&sort=zzz&page=abc&page_size=7&quality=bad")
+def test_unknown_values_are_ignored_with_a_visible_note(client, catalog):
+    html = page(client, "?type=bogus&sort=zzz&page=abc&page_size=7&quality=bad&colour=red")
     assert '<option value="" selected>All types</option>' in html
     assert '<input type="checkbox" id="show-bad" name="show_bad" value="1" checked>' in html
     assert re.findall(r'data-source-id="([^"]+)"', html) == ["Task Trove:bad"]
+    notes = re.search(r'<div class="param-notes" role="note"[^>]*>(.*?)</div>', html, re.S)
+    assert notes, "a note names every ignored or changed parameter"
+    text = re.sub(r"<[^>]+>", " ", notes.group(1))
+    for expected in [
+        "Unknown parameter “colour” was ignored.",
+        "“type=bogus” is not a valid value and was ignored.",
+        "“sort=zzz” is not a valid value and was ignored.",
+        "“page_size=7” is not from 25 to 500; showing 100 rows per page.",
+        "“page=abc” is not a page number; showing page 1.",
+    ]:
+        assert expected in text, expected
+    assert "param-notes" not in page(client, "?type=RLVR&source=MarinSkyRL:a")
+
+
+def test_values_match_without_regard_to_case_and_links_use_the_row_values(client, catalog):
+    html = page(client, "?type=rlvr")
+    assert '<option value="RLVR" selected>RLVR</option>' in html
+    assert "param-notes" not in html
+    assert 'href="/export.csv?type=RLVR"' in html
 
 
 def test_filter_options_are_exact(client, catalog, write_catalog):
     html = page(client)
     for label in ["All types", "RLVR", "Alignment", "Agentic", "Unclassified", "All interactions",
                   "Single-turn", "Multi-turn", "Any designation", "Designated", "Not designated",
-                  "All ratings", "Some issues", "Unrated / unreviewed", "Any difficulty",
+                  "All ratings", "Some issues", "Not rated (unreviewed, unrated, needs re-review)",
+                  "Any difficulty", "Protocol mismatch",
                   "Measured (current)", "Historical", "Not measured", "Large model: 0–25% solved",
                   "Large model: &gt;75–100% solved", "All families", "Show bad quality",
                   "Show deprecated / excluded"]:  # fmt: skip
@@ -221,10 +288,15 @@ def test_pager_clamps_beyond_the_last_page(client, write_catalog):
         write_catalog, [make_row(f"MarinSkyRL:s{n:03}", display_name=f"s{n:03}") for n in range(60)]
     )
     html = page(client, "?page_size=25&page=9")
-    assert "Page 3 of 3" in html
+    assert html.count("Page 3 of 3") == 2  # one pager above the table, one below
+    assert 'id="pager-top" aria-label="Pages, above the table"' in html
+    assert 'id="pager-bottom" aria-label="Pages, below the table"' in html
     assert len(re.findall(r"data-source-id=", html)) == 10
-    assert 'href="/?page=2&amp;page_size=25" rel="prev">← Previous' in html
+    assert 'href="/?page=2&amp;page_size=25" rel="prev" data-page="prev">← Previous' in html
     assert '<span class="disabled" aria-disabled="true">Next →</span>' in html
+    assert "There is no page 9; showing page 3 of 3." in html
+    assert 'href="/?page_size=25" data-page="1">« First' in html
+    assert '<option value="25" selected>25</option>' in html
     html = page(client)
     assert "Page 1 of 1" in html and len(re.findall(r"data-source-id=", html)) == 60
 

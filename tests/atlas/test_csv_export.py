@@ -70,9 +70,35 @@ def test_same_query_as_the_page(client, catalog):
     assert '"Excluded"' in lines[1]
 
 
-def test_unknown_values_ignored_like_the_page(client, catalog):
-    _, body = export(client, "?type=bogus")
-    assert body.decode().count("\r\n") == 4
+@pytest.mark.parametrize("query", ["?type=bogus", "?quality=ok&sort=-id", "?colour=red"])
+def test_an_invalid_filter_is_refused_never_the_whole_catalog(client, catalog, query):
+    response = client.get("/export.csv" + query)
+    assert response.status_code == 400
+    assert response["Content-Type"] == "text/plain; charset=utf-8"
+    body = response.content.decode()
+    assert body.startswith("Invalid export query:")
+    for pair in query[1:].split("&"):
+        assert pair.split("=")[0] + ":" in body
+
+
+def test_paging_and_the_open_source_are_not_filters(client, catalog):
+    response = client.get("/export.csv?page=2&page_size=25&source=MarinSkyRL:a")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("query", "filename"),
+    [
+        ("", "rl-data-atlas.csv"),
+        ("?sort=-rows", "rl-data-atlas.csv"),
+        ("?type=rlvr&quality=good", "rl-data-atlas_type-RLVR_quality-good.csv"),
+        ("?origin=MarinSkyRL&q=say+hi&show_bad=1",
+         "rl-data-atlas_origin-MarinSkyRL_q-say-hi_show-bad.csv"),
+    ],
+)  # fmt: skip
+def test_the_download_name_names_the_filters(client, catalog, query, filename):
+    response = client.get("/export.csv" + query)
+    assert response["Content-Disposition"] == f'attachment; filename="{filename}"'
 
 
 @pytest.mark.parametrize(

@@ -183,3 +183,33 @@ def test_public_page_never_syncs(client, artifact):
     client.get("/export.csv")
     client.get("/api/sources/")
     assert not RefreshRun.objects.exists()
+
+
+def page_open(client) -> dict:
+    response = client.post("/api/refresh/?force=false&background=1", **csrf(client))
+    assert response.status_code == 200
+    return response.json()
+
+
+def test_opening_pages_does_not_write_a_sync_run_each_time(curator_client, settings, write_catalog):
+    first = page_open(curator_client)
+    assert "skipped" not in first and RefreshRun.objects.count() == 1
+    again = page_open(curator_client)
+    assert again["skipped"] is True and again["results"][0]["changed"] is False
+    assert RefreshRun.objects.count() == 1
+    # Past the interval, an unchanged artifact is still skipped (its hash is the same).
+    settings.ATLAS_PAGE_OPEN_SYNC_SECONDS = 0
+    assert (
+        page_open(curator_client)["reason"]
+        == "The packaged catalog is unchanged since the last check."
+    )
+    assert RefreshRun.objects.count() == 1
+    # A changed artifact is synchronised.
+    settings.ATLAS_CATALOG_PATH = write_catalog([make_row("MarinSkyRL:a", task_count=9)])
+    changed = page_open(curator_client)
+    assert "skipped" not in changed and RefreshRun.objects.count() == 2
+    # So is one after another sync changed the saved inventory (the hash alone no longer tells).
+    curator_client.post("/api/refresh/?force=true", **csrf(curator_client))
+    assert RefreshRun.objects.count() == 3
+    assert "skipped" not in page_open(curator_client)
+    assert RefreshRun.objects.count() == 4

@@ -129,10 +129,10 @@ def test_exception_midway_rolls_back_everything(write_catalog, monkeypatch):
 
     real = sync_module._rewrite_origin
 
-    def explode_on_second(snapshot_arg):
+    def explode_on_second(snapshot_arg, *args):
         if snapshot_arg.origin == "Task Trove":
             raise RuntimeError("disk on fire")
-        return real(snapshot_arg)
+        return real(snapshot_arg, *args)
 
     monkeypatch.setattr(sync_module, "_rewrite_origin", explode_on_second)
     with pytest.raises(RuntimeError):

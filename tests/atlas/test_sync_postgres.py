@@ -52,8 +52,8 @@ def paused_sync(monkeypatch, first_origin_done: threading.Event, release: thread
     real = sync_module._rewrite_origin
     paused = {"done": False}
 
-    def rewrite(snapshot):
-        outcome = real(snapshot)
+    def rewrite(snapshot, *args):
+        outcome = real(snapshot, *args)
         if not paused["done"]:
             paused["done"] = True
             first_origin_done.set()
@@ -197,10 +197,10 @@ def test_interrupted_sync_leaves_the_previous_inventory_committed(monkeypatch, w
 
     real = sync_module._rewrite_origin
 
-    def fail_on_second_origin(snapshot):
+    def fail_on_second_origin(snapshot, *args):
         if snapshot.origin == "Task Trove":
             raise RuntimeError("worker lost")
-        return real(snapshot)
+        return real(snapshot, *args)
 
     monkeypatch.setattr(sync_module, "_rewrite_origin", fail_on_second_origin)
     changed = [*two_origin_rows(5), make_row("MarinSkyRL:new")]

@@ -73,23 +73,23 @@ def test_loads_searches_and_switches_tabs(live_server, page, inventory, screensh
 
 def test_filters_toggles_sorting_and_reset(live_server, page, inventory):
     page.goto(live_server.url + "/")
-    page.select_option("#filter-type", "agentic")
-    wait_for_url(page, r"/\?type=agentic$")
+    page.select_option("#filter-type", "Agentic")
+    wait_for_url(page, r"/\?type=Agentic$")
     agentic = inventory.filter(type="Agentic").exclude(status="Excluded").count()
     assert matching(page) == agentic
 
     page.check("#show-excluded")
-    wait_for_url(page, r"/\?type=agentic&show_excluded=1$")
+    wait_for_url(page, r"/\?type=Agentic&show_excluded=1$")
     assert matching(page) == inventory.filter(type="Agentic").count()
     assert (
-        page.locator("#export").get_attribute("href") == "/export.csv?type=agentic&show_excluded=1"
+        page.locator("#export").get_attribute("href") == "/export.csv?type=Agentic&show_excluded=1"
     )
 
     page.select_option("#filter-quality", "bad")
     wait_for_url(page, r"quality=bad&show_bad=1")
     assert page.is_checked("#show-bad")
     page.uncheck("#show-bad")
-    wait_for_url(page, r"/\?type=agentic&show_excluded=1$")
+    wait_for_url(page, r"/\?type=Agentic&show_excluded=1$")
     assert page.locator("#filter-quality").input_value() == ""
 
     page.locator("th a.sort-link", has_text="Input rows").click()
@@ -111,11 +111,12 @@ def test_drawer_opens_and_closes_with_the_keyboard(live_server, page, inventory,
     page.goto(live_server.url + "/")
     first_id = row_ids(page)[0]
     source = inventory.get(pk=first_id)
-    button = page.get_by_role("button", name=f"Details for {source.display_name}")
+    button = page.get_by_role("link", name=f"Details for {source.display_name}")
     button.focus()
     page.keyboard.press("Enter")
     dialog = page.locator("#details-drawer")
     dialog.wait_for(state="visible")
+    page.locator("#drawer-title").wait_for()
     assert "SOURCE DETAILS" in dialog.inner_text()
     assert source.id in dialog.inner_text()
     assert page.evaluate("document.activeElement.id") == "drawer-close"
@@ -134,7 +135,7 @@ def test_export_downloads_the_current_view(live_server, page, inventory):
     with page.expect_download() as download_info:
         page.click("#export")
     download = download_info.value
-    assert download.suggested_filename == "rl-data-atlas.csv"
+    assert download.suggested_filename == "rl-data-atlas_origin-MarinSkyRL.csv"
     content = Path(download.path()).read_bytes()
     rows = list(csv.reader(io.StringIO(content.decode("utf-8"), newline="")))
     assert rows[0][:3] == ["Source name", "Catalog", "Dataset"]
@@ -156,8 +157,12 @@ def test_works_without_javascript(live_server, browser, inventory):
     assert tab.locator("tbody tr[data-source-id]").count() == int(
         tab.locator("#result-count").get_attribute("data-matching")
     )
-    href = tab.locator(".details-button").first.get_attribute("href")
-    assert href.startswith("/api/sources/")
+    # Without the script the details control opens the source page (never the JSON API).
+    href = tab.locator("a.info").first.get_attribute("href")
+    assert href.startswith("/sources/")
+    tab.locator("a.info").first.click()
+    tab.wait_for_load_state()
+    assert "/sources/" in tab.url and tab.locator("h1").count() == 1
     context.close()
 
 

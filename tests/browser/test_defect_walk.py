@@ -86,9 +86,14 @@ def quality_chip(page, live_server) -> tuple[str, str | None, str]:
     page.goto(f"{live_server.url}/?q=gsm8k")
     row = page.locator(f'tr[data-source-id="{SOURCE_ID}"]')
     chip = row.locator("td .chip[class*='quality-']")
-    cells = row.locator("td")
-    difficulty = cells.nth(8).inner_text().strip()
-    return chip.inner_text().strip(), chip.get_attribute("title"), difficulty
+    cells = row.locator("td")  # the name is the row header, not a cell
+    difficulty = cells.nth(7).inner_text().strip()
+    label = chip.evaluate("node => node.firstChild.textContent").strip()
+    tooltip = chip.get_attribute("title")
+    # These runs are example collections: the chip says so, and its tooltip starts with it.
+    assert chip.locator(".chip-mark").inner_text() == "Example"
+    prefix = "Example review — not a real judgment. "
+    return label, tooltip.removeprefix(prefix) if tooltip else tooltip, difficulty
 
 
 def test_confirm_demote_refuse_resolve_and_restore_good(
@@ -121,9 +126,17 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     page.fill("#id_username", "curator")
     page.fill("#id_password", "walk-pass-1")
     page.get_by_role("button", name="Log in").click()
-    page.fill("#id_source", SOURCE_ID)
+    # The source is picked by autocomplete; the confirming review among its defect collections.
+    page.locator(".field-source .select2-selection").click()
+    page.locator(".select2-search__field").fill("gsm8k")
+    page.locator(".select2-results__option", has_text=SOURCE_ID).first.click()
+    page.wait_for_selector(
+        f'#id_confirming_review option[value="{defect["review_id"]}"]', state="attached"
+    )
+    assert page.locator("#id_confirming_review option").count() == 2  # "---------" and the one
+    assert page.locator("#id_issue_url").get_attribute("type") == "url"
     page.fill("#id_issue_url", ISSUE_URL)
-    page.fill("#id_confirming_review_id", defect["review_id"])
+    page.select_option("#id_confirming_review", defect["review_id"])
     page.get_by_role("button", name="Save", exact=True).click()
     page.wait_for_url("**/admin/reviews/verifierissue/**")
     issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
@@ -150,7 +163,12 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
         panel.get_by_role("link", name="Open verifier issue ↗").get_attribute("href") == ISSUE_URL
     )
 
-    page.goto(f"{live_server.url}/admin/reviews/verifierissue/{issue.id}/resolve/")
+    # An issue's page offers no Save; its breadcrumbs lead back; resolving is an action page.
+    page.goto(f"{live_server.url}/admin/reviews/verifierissue/{issue.id}/change/")
+    assert page.get_by_role("button", name="Save", exact=True).count() == 0
+    page.get_by_role("link", name="Resolve verifier defect").click()
+    breadcrumbs = page.locator(".breadcrumbs").inner_text()
+    assert "Verifier issues" in breadcrumbs and "Resolve verifier defect" in breadcrumbs
     page.fill("#id_resolution_review_id", defect["review_id"])
     page.get_by_role("button", name="Resolve verifier defect").click()
     assert page.get_by_text(
@@ -167,6 +185,8 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     page.get_by_text("Verifier defect resolved.").wait_for()
     issue.refresh_from_db()
     assert (issue.status, issue.resolution_review_id) == ("resolved", capped["review_id"])
+    assert page.get_by_role("button", name="Save", exact=True).count() == 0
+    assert page.get_by_role("link", name="Resolve verifier defect").count() == 0
 
     label, _, difficulty = quality_chip(page, live_server)
     assert label == "Some issues"  # resolution alone never restores Good

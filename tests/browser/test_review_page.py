@@ -43,8 +43,9 @@ def test_sections_render_and_viewers_load_only_when_opened(
     page = review_tab
     requests = artifact_requests(page)
     page.goto(f"{live_server.url}/reviews/{published_review.id}/")
-    assert page.title() == "MarinSkyRL:example · Quality and difficulty"
-    assert page.locator("h1").inner_text() == "MarinSkyRL:example"
+    assert page.title() == "example/example · Quality and difficulty"
+    assert page.locator("h1").inner_text() == "example/example"  # the source's name
+    assert "MarinSkyRL:example" in page.locator(".review-source-id").inner_text()
     assert page.locator("details#open-verifier-defects").get_attribute("open") is not None
     assert page.locator("details#technical-issues").get_attribute("open") is not None
     assert page.locator("details#provenance").get_attribute("open") is None

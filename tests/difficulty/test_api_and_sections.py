@@ -8,6 +8,7 @@ from django.template.loader import render_to_string
 
 from atlas.models import Source
 from atlas.services.display import display_states, snapshot_of
+from difficulty.compact_chart import render_compact_chart
 from difficulty.eligibility import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
 from difficulty.examples import HISTORY_EXAMPLE, INVALID_EXAMPLE, invalid_example_report
 from difficulty.publication import publish_difficulty_run
@@ -80,13 +81,14 @@ def test_api_errors(client, published):
 
 def test_compact_chart_links_to_the_difficulty_section(published):
     source, review = published
-    html = render_to_string(
-        "difficulty/compact_chart.html",
-        {"summary": source.difficulty_summary or _summary(review), "review_id": review.id,
-         "display_name": "example/x"},
-    )  # fmt: skip
+    html = render_compact_chart(
+        summary=source.difficulty_summary or _summary(review),
+        review_id=review.id,
+        display_name="example/x",
+    )
     assert f'href="/reviews/{review.id}/#difficulty"' in html
-    assert 'aria-label="Difficulty attempts and verifier results for example/x"' in html
+    # The accessible name carries the scores: the bars' tooltips are not read by screen readers.
+    assert 'aria-label="Difficulty attempts and verifier results for example/x: Qwen 30B ' in html
     assert ">Qwen 122B<" in html and ">67%<" in html
     assert "open the review for attempts and verifier results" in html
     assert "bar-large" in html and "width: 66.67%" in html

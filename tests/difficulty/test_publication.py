@@ -53,7 +53,8 @@ def test_publication_writes_evidence_and_denormalises_the_large_model(good_sourc
         "status": "current",
         "difficulty": "Current: Qwen/Qwen3-Coder-30B-A3B-Instruct 1/3 solved; "
         "Qwen/Qwen3.5-122B-A10B 2/3 solved; zai-org/GLM-5.3 3/3 solved; "
-        "Qwen/Qwen3.5-122B-A10B 3/3 solved; zai-org/GLM-5.3 2/3 solved",
+        "Historical: Qwen/Qwen3.5-122B-A10B (max_tokens 16384 → 32768) 3/3 solved; "
+        "zai-org/GLM-5.3 (Hosted model follow-up) 2/3 solved",
         "archived_previous_report": None,
         "url": f"http://atlas.test/reviews/{review.id}/#difficulty",
     }

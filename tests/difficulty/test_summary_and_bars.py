@@ -51,9 +51,12 @@ def test_complete_followups_enter_the_summary_as_historical(report):
     ]
     assert {e["measurement_status"] for e in extra} == {"historical"}
     assert summary["text"].startswith("Invalid: ")
+    # Follow-ups are historical arms: listed under "Historical", each saying what it changed.
     assert summary["text"].endswith(
-        "m/Gen 1/2 solved; Hosted model follow-up 1/2 solved; Native verifier recheck 1/2 solved"
+        "; Historical: m/Gen (max_tokens) 1/2 solved; Hosted model follow-up 1/2 solved; "
+        "Native verifier recheck 1/2 solved"
     )
+    assert extra[0]["changed_setting"] == "max_tokens"
 
 
 def test_followup_titles_and_notes():
@@ -105,6 +108,23 @@ def test_bars_order_labels_and_classes(report):
         "Qwen 30B", "Qwen 122B", "GLM 5.3", "Generation setting follow-up",
     ]  # fmt: skip
     assert full[0].width == "33.33"
+
+
+def test_a_followup_names_its_changed_setting_and_never_borrows_the_current_label(report):
+    large = report["models"][1]["model"]
+    report["protocol_followups"] = [
+        followup(id="g", model=large, changed_parameter={"name": "max_tokens", "earlier": 1,
+                                                          "new": 2}),
+    ]  # fmt: skip
+    summary = build_summary(report=report, classification=CURRENT)
+    full = bars.bars_for(summary=summary, mode=bars.FULL)
+    compact = bars.bars_for(summary=summary, mode=bars.COMPACT)
+    assert full[3].label == "Qwen3.5-122B-A10B · max_tokens 1 → 2"
+    assert compact[3].label == "Follow-up · max_tokens" != compact[1].label
+    assert "Historical · Generation setting follow-up: max_tokens 1 → 2" in compact[3].tooltip
+    assert summary["text"].endswith(
+        "; Historical: Qwen/Qwen3.5-122B-A10B (max_tokens 1 → 2) 1/2 solved"
+    )
 
 
 def test_historical_models_show_actual_names(report):

@@ -673,15 +673,22 @@ def test_admin_confirm_form_shows_the_failed_rule_and_records_history(source, cu
     foreign = confirming_collection(Source.objects.get(id="MarinSkyRL:other"))
     page = client.post(
         "/admin/reviews/verifierissue/add/",
-        {"source": source.id, "issue_url": ISSUE_URL, "confirming_review_id": foreign.id},
+        {"source": source.id, "issue_url": ISSUE_URL, "confirming_review": foreign.id},
     )
+    # Only the chosen source's verifier_defect collections are offered.
     assert page.status_code == 200
-    assert "The confirming review belongs to another source" in page.content.decode()
+    assert "Select a valid choice" in page.content.decode()
+    assert foreign.id not in page.content.decode()
     assert not VerifierIssue.objects.exists()
     review = confirming_collection(source)
+    wrong_url = client.post(
+        "/admin/reviews/verifierissue/add/",
+        {"source": source.id, "issue_url": "https://example.com/x", "confirming_review": review.id},
+    )
+    assert "Verifier issues must link a GitHub issue" in wrong_url.content.decode()
     done = client.post(
         "/admin/reviews/verifierissue/add/",
-        {"source": source.id, "issue_url": ISSUE_URL, "confirming_review_id": review.id},
+        {"source": source.id, "issue_url": ISSUE_URL, "confirming_review": review.id},
     )
     assert done.status_code == 302
     issue = VerifierIssue.objects.get()
@@ -729,7 +736,7 @@ def test_admin_reports_a_repeated_defect_once_with_the_spec_message(source, cura
     curator.save()
     client.force_login(curator)
     review = confirming_collection(source)
-    form = {"source": source.id, "issue_url": ISSUE_URL, "confirming_review_id": review.id}
+    form = {"source": source.id, "issue_url": ISSUE_URL, "confirming_review": review.id}
     assert client.post("/admin/reviews/verifierissue/add/", form).status_code == 302
     page = client.post("/admin/reviews/verifierissue/add/", form).content.decode()
     assert page.count("This defect is already recorded for the source") == 1

@@ -9,7 +9,9 @@ from django.core.management import call_command
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
 from reviews.collection_checks import shipped_validator
+from reviews.example_defect import DEFECT_EXAMPLE_ISSUE, DEFECT_EXAMPLE_SOURCE
 from reviews.examples import EXAMPLE_NOTICE, EXAMPLE_PROFILES, write_examples
+from reviews.models import VerifierIssue
 
 EXPECTED = {
     "MarinSkyRL:gsm8k": "good",
@@ -59,6 +61,8 @@ def test_publish_examples_rates_good_some_issues_and_bad(tmp_path, packaged_cata
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     call_command("publish_examples", "--output", str(tmp_path / "examples"))
     results = json.loads(capsys.readouterr().out)
+    walk = [r for r in results if r["atlas_id"] == DEFECT_EXAMPLE_SOURCE]
+    results = [r for r in results if r["atlas_id"] != DEFECT_EXAMPLE_SOURCE]
     reviews = [r for r in results if "quality" in r]
     assert {r["atlas_id"]: r["quality"] for r in reviews} == EXPECTED
     for source_id, quality in EXPECTED.items():
@@ -70,9 +74,24 @@ def test_publish_examples_rates_good_some_issues_and_bad(tmp_path, packaged_cata
     assert [(r["atlas_id"], r["status"]) for r in difficulty] == [(good[0], "current")]
     measured = Source.objects.get(id=good[0])
     assert measured.difficulty_status == "current" and measured.large_solve_rate is not None
+    # The defect walk: Good, a confirmed defect (capped), resolved by a validated fix, Good again.
+    assert [r.get("quality", r.get("status")) for r in walk] == [
+        "good", "good", "some_issues", "resolved", "good",
+    ]  # fmt: skip
+    assert [r.get("kind") for r in walk[:3]] == ["rating", "supplemental", "rating"]
+    issue = VerifierIssue.objects.get(source_id=DEFECT_EXAMPLE_SOURCE)
+    assert (issue.status, issue.issue_url) == ("resolved", DEFECT_EXAMPLE_ISSUE)
+    walked = Source.objects.get(id=DEFECT_EXAMPLE_SOURCE)
+    assert walked.effective_quality == "good" and walked.display_review_is_example
     # Publishing again is idempotent.
     call_command("publish_examples", "--output", str(tmp_path / "examples"))
-    assert json.loads(capsys.readouterr().out) == results
+    again = json.loads(capsys.readouterr().out)
+    assert [r for r in again if r["atlas_id"] != DEFECT_EXAMPLE_SOURCE] == results
+    assert [r for r in again if r["atlas_id"] == DEFECT_EXAMPLE_SOURCE] == [
+        {"atlas_id": DEFECT_EXAMPLE_SOURCE, "verifier_issue": DEFECT_EXAMPLE_ISSUE,
+         "status": "resolved"}
+    ]  # fmt: skip
+    assert VerifierIssue.objects.count() == 1
 
 
 def test_make_example_reviews_command(tmp_path, capsys):

@@ -54,10 +54,17 @@ def test_header(client, current):
     response = get_page(client, current)
     html = response.content.decode()
     text = page_text(response)
-    assert f"<title>{SOURCE_ID} · Quality and difficulty</title>" in html
-    assertInHTML('<p class="home-link"><a href="/">← RL Data Atlas</a></p>', html)
-    assertInHTML(f"<h1>{SOURCE_ID}</h1>", html)
+    name = current.source.display_name
+    assert f"<title>{name} · Quality and difficulty</title>" in html
+    assertInHTML(
+        '<p class="home-link"><a href="/">← RL Data Atlas</a> · '
+        f'<a href="/sources/{SOURCE_ID}/">Source page</a></p>',
+        html,
+    )
+    assertInHTML(f"<h1>{name}</h1>", html)
+    assert f"{SOURCE_ID} · review {current.id[:12]}" in text
     assert "Reviewed Mar 3, 2025 · MarinSkyRL execution commit 0123456789ab" in text
+    assert "example-banner" not in html
     assertInHTML(
         f'<a href="https://github.com/marin-community/MarinSkyRL/commit/{f.COMMIT}" '
         f'title="{f.COMMIT}" rel="noopener"><code>0123456789ab</code></a>',
@@ -92,7 +99,7 @@ def test_reused_evidence_shows_the_reference_commit_and_the_inspected_verifier(c
     f.publish(attestation, attestation_files)
     text = page_text(get_page(client, review))
     assert (
-        "Reviewed Apr 1, 2025 · MarinSkyRL reference commit 111111111111 · Reused evidence and "
+        "Reviewed Mar 3, 2025 · MarinSkyRL reference commit 111111111111 · Reused evidence and "
         "current inspection · Current verifier inspected at 222222222222"
     ) in text
     assert "execution commit" not in text
@@ -116,11 +123,57 @@ def test_imported_review_without_date_or_commit(client, source):
         assert value in text
 
 
-def test_header_date_is_the_latest_judgment_across_main_and_supplemental(client, current):
-    assert "Reviewed Mar 3, 2025" in page_text(get_page(client, current))
+def review_header(html: str) -> str:
+    start = html.index('<header class="review-header">')
+    return html[start : html.index("</header>", start)]
+
+
+def test_the_header_describes_this_collection_and_never_changes_with_later_ones(client, current):
+    before = get_page(client, current).content.decode()
+    header = review_header(before)
+    assert ">Mar 3, 2025</time>" in header
+    badges = re.search(r'<p class="review-badges">.*?</p>', header).group(0)
+    assert (
+        "3 issues" in badges and "quality-some_issues" in badges
+    )  # derived from itself  # the rating this collection derives
     defect, files = f.supplemental_collection(reviewed_at="2025-06-09T01:00:00Z")
     f.publish(defect, files)
-    assert "Reviewed Jun 9, 2025" in page_text(get_page(client, current))
+    newer, newer_files = f.native_collection(reviewed_at="2025-07-01T00:00:00Z", task_count=1)
+    f.set_current(f.publish(newer, newer_files), quality="bad")
+    after = get_page(client, current).content.decode()
+    header_after = review_header(after)
+    assert ">Mar 3, 2025</time>" in header_after and "Jun 9" not in header_after
+    badges_after = re.search(r'<p class="review-badges">.*?</p>', header_after).group(0)
+    assert re.sub(r' title="[^"]*"', "", badges_after) == re.sub(r' title="[^"]*"', "", badges)
+    assert "This is not the source's current review." in header_after
+
+
+def test_the_header_counts_this_collections_issues_and_names_kinds_without_rating(client, source):
+    defect, files = f.supplemental_collection()
+    review = f.publish(defect, files)
+    html = get_page(client, review).content.decode()
+    header = review_header(html)
+    issues = sum(
+        finding["kind"] == "issue" for item in defect["reviews"] for finding in item["findings"]
+    )
+    assert issues >= 1
+    label = f"{issues} issue" + ("s" if issues > 1 else "")
+    assert f'<span class="badge badge-red">{label}</span>' in header
+    assert "Supplemental evidence · no rating" in header
+
+
+def test_an_example_collection_says_so_at_the_top(client, source):
+    collection, files = f.native_collection()
+    for item in collection["reviews"]:
+        item["summary"] = "Example review — not a real judgment. " + item["summary"]
+    review = f.publish(collection, files, make_current=True)
+    html = get_page(client, review).content.decode()
+    banner = html.index('class="example-banner" role="note"')
+    assert banner < html.index("<h1>")
+    assert "<strong>Example review — not a real judgment.</strong>" in html
+    assert '<span class="chip-mark">Example</span>' in html
+    # The catalog marks the chip of a source whose current review is an example.
+    assert Source.objects.get(id=SOURCE_ID).display_review_is_example is True
 
 
 def test_retired_source_and_not_current_review_notices(client, current):
@@ -534,3 +587,24 @@ def test_page_query_count_does_not_grow_with_the_pool(
         f.publish(older, files)
     with django_assert_max_num_queries(5):
         get_page(client, current)
+
+
+@pytest.mark.parametrize(
+    ("query", "target"),
+    [
+        ("?id={id}", "/reviews/{id}/"),
+        (
+            "?id={id}&artifact=tasks/0001/attempt.json",
+            "/reviews/{id}/artifacts/tasks/0001/attempt.json",
+        ),
+        ("?artifact=run.json&id={id}", "/reviews/{id}/artifacts/run.json"),
+    ],
+)
+def test_old_reference_links_move_permanently(client, current, query, target):
+    response = client.get("/review.html" + query.format(id=current.id))
+    assert response.status_code == 301
+    assert response["Location"] == target.format(id=current.id)
+
+
+def test_an_old_link_without_an_id_is_not_found(client):
+    assert client.get("/review.html").status_code == 404

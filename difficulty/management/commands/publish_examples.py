@@ -13,7 +13,9 @@ from django.core.management.base import BaseCommand, CommandError
 from atlas.models import Source
 from difficulty.examples import write_example_difficulty
 from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
+from reviews.defects import DefectRuleError
 from reviews.evidence_set import PUBLICATION_RESULT_FILE
+from reviews.example_defect import DEFECT_EXAMPLE_SOURCE, publish_defect_example
 from reviews.management.commands.make_example_reviews import generate
 from reviews.publication import PublicationConflict, publish_run_directory
 from reviews.validation import PublicationRejected
@@ -22,7 +24,8 @@ from reviews.validation import PublicationRejected
 class Command(BaseCommand):
     help = (
         "Generate the example review runs (clearly labelled examples) and publish them into the "
-        "configured database; Good examples also get an example difficulty report."
+        "configured database; Good examples also get an example difficulty report, and one "
+        "example source walks through a confirmed and resolved verifier defect."
     )
 
     def add_arguments(self, parser) -> None:
@@ -53,7 +56,17 @@ class Command(BaseCommand):
             results.append(result)
             if Source.objects.filter(id=atlas_id, effective_quality="good").exists():
                 results.append(self._publish_difficulty(atlas_id=atlas_id, run_dir=run_dir))
-        self.stdout.write(json.dumps(results, indent=2))
+        results.extend(self._defect_walk(output=options["output"]))
+        self.stdout.write(json.dumps(results, indent=2, default=str))
+
+    def _defect_walk(self, *, output: Path) -> list[dict]:
+        source = Source.objects.filter(id=DEFECT_EXAMPLE_SOURCE, active=True).first()
+        if source is None:
+            return []
+        try:
+            return publish_defect_example(output=output / "defect-walk", row=source.payload)
+        except (PublicationRejected, PublicationConflict, DefectRuleError) as exc:
+            raise CommandError(f"{DEFECT_EXAMPLE_SOURCE}: {exc}") from exc
 
     def _publish_difficulty(self, *, atlas_id: str, run_dir: Path) -> dict:
         revision = Source.objects.get(id=atlas_id).payload.get("dataset_revision")

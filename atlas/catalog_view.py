@@ -1,0 +1,294 @@
+"""The catalog page's view model: the query read leniently (with a note for every value it
+ignored or clamped), counts that follow the view, the page of rows, pagers, tabs and controls."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Count, Q, QuerySet, Sum
+from django.urls import reverse
+
+from atlas import labels
+from atlas.catalog_rows import ROW_FIELDS, CatalogRow, catalog_row
+from atlas.contributions import catalog_cells
+from atlas.filters import (
+    BENCHMARK_CHOICES,
+    DIFFICULTY_CHOICES,
+    FAMILY_UNKNOWN_LABEL,
+    QUALITY_CHOICES,
+    TURNS_CHOICES,
+    TYPE_CHOICES,
+    UNKNOWN,
+    CatalogQuery,
+    SourceFilterSet,
+    lenient_filterset,
+)
+from atlas.models import Source
+from atlas.pagination import (
+    DEFAULT_PAGE_SIZE,
+    MAX_PAGE_SIZE,
+    MIN_PAGE_SIZE,
+    PageWindow,
+    lenient_paging,
+    page_window,
+)
+from atlas.selectors import CatalogVocabulary, SyncStatus
+from atlas.vocabularies import SourceKind
+
+COLUMNS = (
+    ("name", "Source name"), ("origin", "Catalog"), ("dataset", "Dataset"), ("rows", "Input rows"),
+    ("turns", "Interaction"), ("type", "Type"), ("benchmark", "Benchmark"), ("family", "Family"),
+    ("difficulty", "Difficulty"), ("quality", "Quality"), ("review_date", "Review date"),
+    ("status", "Status"),
+)  # fmt: skip
+COLUMN_TITLES = {"rows": "Selected input rows before conversion or curation"}
+SORT_ICONS = {"ascending": "↑", "descending": "↓", "none": "↕"}
+PAGE_SIZES = (25, 50, 100, 200, 500)
+# Parameters the page reads besides the filters: paging, and the source whose details are open.
+PAGE_PARAMETERS = ("page", "page_size", "source")
+
+
+@dataclass(frozen=True)
+class ViewCounts:
+    """Counts of the rows matching the view (all pages), per origin and in total."""
+
+    matching: int
+    task_total: int
+    known_counts: int
+    unknown_counts: int
+    by_origin: dict[str, int]
+
+
+def view_counts(*, without_origin: QuerySet[Source], origin: str) -> ViewCounts:
+    """One grouped query over the view without its tab: the tab badges, and the totals of the
+    selected tab (or of all of them)."""
+    groups = {
+        row["origin"]: row
+        for row in without_origin.order_by()
+        .values("origin")
+        .annotate(
+            matching=Count("pk"),
+            task_total=Sum("task_count"),
+            known=Count("task_count"),
+            unknown=Count("pk", filter=Q(kind=SourceKind.DATASET, task_count__isnull=True)),
+        )
+    }
+    chosen = [row for name, row in groups.items() if not origin or name == origin]
+    return ViewCounts(
+        matching=sum(row["matching"] for row in chosen),
+        task_total=sum(row["task_total"] or 0 for row in chosen),
+        known_counts=sum(row["known"] for row in chosen),
+        unknown_counts=sum(row["unknown"] for row in chosen),
+        by_origin={name: row["matching"] for name, row in groups.items()},
+    )
+
+
+def parameter_notes(
+    *, query: Mapping[str, str], filterset: SourceFilterSet, window: PageWindow
+) -> list[str]:
+    """A sentence for every parameter of the URL that was ignored or changed."""
+    notes = []
+    for key in query:
+        if key not in filterset.filters and key not in PAGE_PARAMETERS:
+            notes.append(f"Unknown parameter “{key}” was ignored.")
+    for key, value in getattr(filterset, "ignored", {}).items():
+        notes.append(f"“{key}={value}” is not a valid value and was ignored.")
+    raw_page = (query.get("page") or "").strip()
+    raw_size = (query.get("page_size") or "").strip()
+    requested_page, requested_size = _int_or_none(raw_page), _int_or_none(raw_size)
+    if raw_size and (
+        requested_size is None or not MIN_PAGE_SIZE <= requested_size <= MAX_PAGE_SIZE
+    ):
+        notes.append(
+            f"“page_size={raw_size}” is not from {MIN_PAGE_SIZE} to {MAX_PAGE_SIZE}; "
+            f"showing {DEFAULT_PAGE_SIZE} rows per page."
+        )
+    if raw_page and (requested_page is None or requested_page < 1):
+        notes.append(f"“page={raw_page}” is not a page number; showing page 1.")
+    elif requested_page is not None and requested_page > window.pages:
+        notes.append(
+            f"There is no page {requested_page:,}; showing page {window.number:,} of "
+            f"{window.pages:,}."
+        )
+    return notes
+
+
+def _int_or_none(text: str) -> int | None:
+    return int(text) if text.isascii() and text.isdecimal() else None
+
+
+def _plural(count: int, singular: str, plural: str) -> str:
+    return f"{count:,} {singular if count == 1 else plural}"
+
+
+def _status_text(*, curator: bool, status: SyncStatus) -> str:
+    if not curator:
+        return "Saved snapshot"
+    if status.last_run_failed:
+        return "Needs attention"
+    return "Up to date" if status.has_refreshes else "Awaiting sync"
+
+
+def _caption(*, query: CatalogQuery, window: PageWindow, matching: int) -> str:
+    view = query.get("origin") or "All catalogs"
+    sort = query.get("sort") or "name"
+    column = dict(COLUMNS)[sort.removeprefix("-")]
+    direction = "descending" if sort.startswith("-") else "ascending"
+    return (
+        f"Sources in {view}, sorted by {column} {direction}: "
+        f"{_plural(matching, 'matching entry', 'matching entries')}, "
+        f"page {window.number} of {window.pages}"
+    )
+
+
+def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
+    options = [("", default_label), *choices]
+    return {"name": name, "options": options, "selected": selected, **extra}
+
+
+def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
+    cell = catalog_cells().get("difficulty")
+    values = matching.values(*ROW_FIELDS)[window.offset : window.offset + window.size]
+    return [catalog_row(row, cell=cell) for row in values]
+
+
+def catalog_context(
+    *,
+    query: Mapping[str, str],
+    vocabulary: CatalogVocabulary,
+    curator: bool,
+    status: SyncStatus,
+) -> dict[str, Any]:
+    filterset = lenient_filterset(data=query, vocabulary=vocabulary)
+    filterset.is_valid()
+    origin = filterset.form.cleaned_data.get("origin") or ""
+    tabless = SourceFilterSet(
+        {key: value for key, value in filterset.data.items() if key != "origin"},
+        vocabulary=vocabulary,
+    )
+    counts = view_counts(without_origin=tabless.qs, origin=origin)
+    number, size = lenient_paging(query)
+    window = page_window(matching=counts.matching, number=number, size=size)
+    catalog_query = CatalogQuery(filterset=filterset, page=window.number, page_size=size)
+    tabs = [
+        {
+            "label": "All catalogs",
+            "count": sum(counts.by_origin.values()),
+            "url": catalog_query.url(origin=None),
+            "current": not origin,
+        }
+    ] + [
+        {
+            "label": item.origin,
+            "count": counts.by_origin.get(item.origin, 0),
+            "url": catalog_query.url(origin=item.origin),
+            "current": origin == item.origin,
+        }
+        for item in vocabulary.origins
+    ]
+    family_choices = [(family, family) for family in vocabulary.families]
+    if vocabulary.has_unknown_family:
+        family_choices.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
+    headers = []
+    for key, label in COLUMNS:
+        state = catalog_query.sort_state(key)
+        headers.append(
+            {
+                "key": key,
+                "label": label,
+                "url": catalog_query.sort_url(key),
+                "aria_sort": state,
+                "icon": SORT_ICONS[state],
+                "title": COLUMN_TITLES.get(key, ""),
+            }
+        )
+    shows_excluded = filterset.shows_excluded
+    all_unknown = counts.matching > 0 and counts.known_counts == 0
+    cell = catalog_cells().get("difficulty")
+    return {
+        "curator": curator,
+        "cells": catalog_cells(),
+        "difficulty_legend": cell.legend() if cell and cell.legend else "",
+        "query": catalog_query,
+        "view_sources": counts.matching,
+        "available_sources": vocabulary.available_total,
+        "task_total_text": "Unknown" if all_unknown else f"{counts.task_total:,}",
+        "task_context": (
+            f"{_plural(counts.matching, 'visible entry', 'visible entries')} · "
+            f"{_plural(counts.unknown_counts, 'unknown dataset count', 'unknown dataset counts')}"
+            " · may overlap"
+        ),
+        "status_text": _status_text(curator=curator, status=status),
+        "status_failed": curator and status.last_run_failed,
+        "checked_at": status.earliest_checked_at,
+        "checked_at_label": labels.last_checked_label(status.earliest_checked_at)
+        if status.earliest_checked_at
+        else None,
+        "last_run_id": status.last_run.id if status.last_run else "",
+        "tabs": tabs,
+        "selects": [
+            _select("type", "All types", TYPE_CHOICES, catalog_query.get("type"), label="Type"),
+            _select(
+                "turns",
+                "All interactions",
+                TURNS_CHOICES,
+                catalog_query.get("turns"),
+                label="Interaction",
+            ),
+            _select(
+                "family",
+                "All families",
+                family_choices,
+                catalog_query.get("family"),
+                label="Family",
+            ),
+            _select(
+                "benchmark",
+                "Any designation",
+                BENCHMARK_CHOICES,
+                catalog_query.get("benchmark"),
+                label="Benchmark",
+            ),
+            _select(
+                "quality",
+                "All ratings",
+                QUALITY_CHOICES,
+                catalog_query.get("quality"),
+                label="Quality",
+            ),
+            _select(
+                "difficulty",
+                "Any difficulty",
+                DIFFICULTY_CHOICES,
+                catalog_query.get("difficulty"),
+                label="Difficulty",
+                title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
+                "tasks.",
+            ),
+        ],
+        "page_sizes": PAGE_SIZES,
+        "shows_bad": filterset.shows_bad,
+        "shows_excluded": shows_excluded,
+        "headers": headers,
+        "rows": page_rows(matching=filterset.qs, window=window),
+        "caption": _caption(query=catalog_query, window=window, matching=counts.matching),
+        "window": window,
+        "previous_url": catalog_query.url(page=window.number - 1) if window.has_previous else None,
+        "next_url": catalog_query.url(page=window.number + 1) if window.has_next else None,
+        "first_url": catalog_query.url(page=1) if window.number > 2 else None,
+        "last_url": catalog_query.url(page=window.pages)
+        if window.number < window.pages - 1
+        else None,
+        "matching": counts.matching,
+        "notes": parameter_notes(query=query, filterset=filterset, window=window),
+        "result_count": (
+            f"{counts.matching:,} of {vocabulary.active_total:,} entries · "
+            f"{vocabulary.excluded_total:,} excluded sources "
+            f"{'included' if shows_excluded else 'hidden'} · "
+            f"bad quality {'included' if filterset.shows_bad else 'hidden'}"
+        ),
+        "has_sources": vocabulary.active_total > 0,
+        "export_url": catalog_query.url(path=reverse("catalog-export"), paging=False),
+    }

@@ -1,0 +1,61 @@
+"""What reviews draw on the source page (through ``atlas.contributions``): the source's confirmed
+verifier defects, open and resolved, and its review pool. One query each, whatever the size of the
+pool (collections are counted and classified by the database, never loaded)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models.functions import Coalesce
+
+from atlas.contributions import SourceSection
+from atlas.models import Source
+from reviews.example_label import ExampleCollection
+from reviews.links import review_page_url
+from reviews.models import Review, VerifierIssue
+from reviews.selectors import ReviewCount
+
+
+def verifier_issues(*, source: Source) -> dict[str, Any] | None:
+    issues = list(VerifierIssue.objects.filter(source_id=source.id).order_by("created_at", "id"))
+    return {
+        "open": [issue for issue in issues if issue.status == VerifierIssue.Status.OPEN],
+        "resolved": [issue for issue in issues if issue.status != VerifierIssue.Status.OPEN],
+    }
+
+
+def review_pool(*, source: Source) -> dict[str, Any] | None:
+    collections = list(
+        Review.objects.filter(source_id=source.id)
+        .annotate(review_count=Coalesce(ReviewCount(), 0), example=ExampleCollection())
+        .only("id", "kind", "updated_at", "published_at", "source_id")
+        .order_by("-updated_at", "id")
+    )
+    return {
+        "current_id": source.review_id,
+        "collections": [
+            {
+                "id": review.id,
+                "url": review_page_url(review.id),
+                "kind": review.get_kind_display(),
+                "updated_at": review.updated_at,
+                "published_at": review.published_at,
+                "review_count": review.review_count,
+                "example": review.example,
+                "current": review.id == source.review_id,
+            }
+            for review in collections
+        ],
+    }
+
+
+SECTIONS = (
+    SourceSection(
+        name="reviews.verifier_issues",
+        template="reviews/_source_issues.html",
+        build=verifier_issues,
+    ),
+    SourceSection(
+        name="reviews.review_pool", template="reviews/_source_pool.html", build=review_pool
+    ),
+)
