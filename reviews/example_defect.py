@@ -103,9 +103,12 @@ def publish_defect_example(*, output: Path, row: dict[str, Any]) -> list[dict[st
             issue_url=DEFECT_EXAMPLE_ISSUE,
             review_id=confirming["review_id"],
         )
-    fix = write_fix_run(
-        output=output / "fix", row=row, started_at=timezone.now() + dt.timedelta(minutes=1)
-    )
+        # The example's story spans a day: the defect was confirmed before the fix review's
+        # judgments, which may not lie in the future.
+        VerifierIssue.objects.filter(pk=existing.pk).update(
+            created_at=now - dt.timedelta(hours=12), updated_at=now - dt.timedelta(hours=12)
+        )
+    fix = write_fix_run(output=output / "fix", row=row, started_at=now - dt.timedelta(hours=6))
     capped = publish_run_directory(run_dir=fix, atlas_id=row["id"])
     results.append(capped)
     resolved = resolve_verifier_issue(
