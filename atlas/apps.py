@@ -8,4 +8,4 @@ class AtlasConfig(AppConfig):
 
     def ready(self) -> None:
         # Loads the Celery app so shared tasks bind to it in every Django process.
-        from atlas import celery  # noqa: F401
+        from atlas import celery, lookups  # noqa: F401  (``lookups`` registers ``__among``)

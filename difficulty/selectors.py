@@ -70,7 +70,7 @@ def summaries_for(
     reports = (
         dict(
             ReviewArtifact.objects.filter(
-                review_id__in={source.curated["review_id"] for source in candidates},
+                review_id__among={source.curated["review_id"] for source in candidates},
                 path=REPORT_PATH,
             ).values_list("review_id", "content")
         )

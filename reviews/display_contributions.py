@@ -32,7 +32,7 @@ def defects_and_grading(
     ids = [source.id for source in sources]
     open_issues: dict[str, list[dict[str, Any]]] = {}
     for issue in VerifierIssue.objects.filter(
-        source_id__in=ids, status=VerifierIssue.Status.OPEN
+        source_id__among=ids, status=VerifierIssue.Status.OPEN
     ).order_by("created_at", "id"):
         open_issues.setdefault(issue.source_id, []).append(open_issue_row(issue))
     enrolled, valid = _grading_bindings(sources)
@@ -59,7 +59,7 @@ def _example_reviews(sources: Sequence[SourceSnapshot]) -> set[str]:
     if not current:
         return set()
     found = (
-        Review.objects.filter(id__in=list(current))
+        Review.objects.filter(id__among=list(current))
         .alias(example=ExampleCollection())
         .filter(example=True)
         .values_list("id", "source_id")
@@ -75,7 +75,7 @@ def _grading_bindings(sources: Sequence[SourceSnapshot]) -> tuple[set[str], set[
         review_id=OuterRef("review_id"), path=OuterRef("evidence_path")
     )
     bindings = (
-        GradingBinding.objects.filter(source_id__in=list(by_id))
+        GradingBinding.objects.filter(source_id__among=list(by_id))
         .annotate(
             proof_sha256=Subquery(proof.values("sha256")[:1]),
             proof_text=Subquery(proof.values("content")[:1]),

@@ -54,7 +54,9 @@ def refresh_display_state(*, source_ids: Iterable[str] | None = None) -> int:
         if not ids:
             return 0
         batches = (ids[i : i + BATCH_SIZE] for i in range(0, len(ids), BATCH_SIZE))
-        chunks: Iterator[list[Source]] = (list(queryset.filter(id__in=batch)) for batch in batches)
+        chunks: Iterator[list[Source]] = (
+            list(queryset.filter(id__among=batch)) for batch in batches
+        )
     else:
         chunks = _chunks_of_all(queryset)
     updated = 0

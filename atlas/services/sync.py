@@ -141,7 +141,9 @@ def _reconcile(
             )
         )
         for start in range(0, len(retired), BATCH_SIZE):
-            Source.objects.filter(id__in=retired[start : start + BATCH_SIZE]).update(active=False)
+            Source.objects.filter(id__among=retired[start : start + BATCH_SIZE]).update(
+                active=False
+            )
         touched_ids.update(retired)
         history.retire(source_ids=retired)
         Refresh.objects.filter(origin__in=retired_origins).delete()
@@ -190,7 +192,7 @@ def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[
     missing = sorted(set(active_here) - snapshot_ids)
     history.retire(source_ids=missing)
     for start in range(0, len(missing), BATCH_SIZE):
-        Source.objects.filter(id__in=missing[start : start + BATCH_SIZE]).update(active=False)
+        Source.objects.filter(id__among=missing[start : start + BATCH_SIZE]).update(active=False)
 
     upserts: list[dict[str, Any]] = []
     rows = snapshot.rows
@@ -202,7 +204,7 @@ def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[
             # Row locks make curated writers (publication, defects) and this sync wait for each
             # other, so a display state is never computed from curated values a writer replaced.
             for item in Source.objects.select_for_update()
-            .filter(id__in=ids)
+            .filter(id__among=ids)
             .values("id", "origin", "payload", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS)
         }
         # The display state is computed before the new payload is written, so the contexts must
