@@ -94,6 +94,7 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "1"))  # hours
 # Per account and address: one person's typos never lock out a colleague behind the same NAT.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
+AXES_VERBOSE = False  # no banner on every command's stderr
 AXES_LOCKOUT_CALLABLE = "atlas.authentication.lockout_response"
 
 ROOT_URLCONF = "atlas.urls"
