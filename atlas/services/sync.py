@@ -55,7 +55,9 @@ def sync_catalog(
         with transaction.atomic(), catalog_refresh_lock() as acquired:
             if not acquired:
                 return dict(BUSY_RESULT)
-            return _reconcile(catalog, force, trigger, user_id, started_at, progress)
+            result, rows_written = _reconcile(
+                catalog, force, trigger, user_id, started_at, progress
+            )
     except Exception as exc:
         # Driver messages can carry SQL and paths; the run history is public, so it names only
         # the kind of failure and the log keeps the rest.
@@ -69,6 +71,9 @@ def sync_catalog(
             catalog.revision,
         )
         raise
+    if rows_written and connection.vendor == "postgresql":
+        bulk_writes.vacuum_analyze(model=Source)
+    return result
 
 
 def _record_failure(started_at, trigger, force, user_id, message, revision) -> RefreshRun:
@@ -92,7 +97,7 @@ def _reconcile(
     user_id: int | None,
     started_at,
     progress: Callable[[str], None] | None,
-) -> dict[str, Any]:
+) -> tuple[dict[str, Any], int]:
     report = progress or (lambda line: None)
     now = timezone.now()
     previous = dict(Refresh.objects.values_list("origin", "revision"))
@@ -170,13 +175,14 @@ def _reconcile(
         rows_written=rows_written,
     )
     history.save(run_id=run.id)
-    return {
+    result = {
         "busy": False,
         "revision": catalog.revision,
         "results": results,
         "retired_origins": retired_origins,
         "run": run.id,
     }
+    return result, rows_written
 
 
 def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[int, list[str]]:
