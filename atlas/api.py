@@ -478,7 +478,11 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
         summary="Catalog history: what each sync changed, per source",
         parameters=[
             OpenApiParameter("source", str, description="One source ID."),
-            OpenApiParameter("run", int, description="One sync run (catalog revision)."),
+            OpenApiParameter(
+                "run",
+                {"type": "integer", "minimum": 1},
+                description="One sync run (catalog revision).",
+            ),
             OpenApiParameter("kind", str, enum=ChangeKind.values),
         ],
         responses={200: SourceChangeSerializer(many=True), 400: OpenApiTypes.OBJECT},

@@ -38,6 +38,7 @@ def permission_for_writes(permission: str, message: str) -> type[BasePermission]
 
     class WritesNeedPermission(BasePermission):
         message: str  # assigned below; DRF reports it when the permission refuses
+        public_reads = True  # the OpenAPI schema marks its reads as open to anyone
 
         def has_permission(self, request: Any, view: Any) -> bool:
             return request.method in SAFE_METHODS or may(request.user, permission)

@@ -75,6 +75,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "atlas.middleware.ContentSecurityPolicyMiddleware",
+    "atlas.middleware.UnstorableInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -177,7 +178,7 @@ REST_FRAMEWORK = {
         "atlas.authentication.LockingTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_SCHEMA_CLASS": "atlas.api_schema.AtlasAutoSchema",
     "EXCEPTION_HANDLER": "atlas.api_errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": [
         "atlas.renderers.FastJSONRenderer",
@@ -192,6 +193,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "atlas.api_schema.catalog_vocabulary_enums",
+    ],
 }
 
 # --- Celery: without a broker, tasks run in-process ---

@@ -1,0 +1,110 @@
+"""The OpenAPI schema describes every status code an endpoint can answer.
+
+drf-spectacular documents the success response of each operation; the errors below are what the
+project's own machinery adds to every view of a kind, so they are documented here once instead of
+in every ``extend_schema``:
+
+- 400 when the operation takes query parameters or a body (a value it cannot use, named);
+- 401 and 403 when the operation needs a permission (no or wrong credentials; not allowed), and
+  429 when API tokens are accepted (repeated failed sign-ins lock an address out);
+- 404 when the path names an object, or for a page past the end of a paginated list.
+
+Reads the project serves to anyone are marked so (``security`` includes the anonymous ``{}``) even
+when writes on the same view need a permission (``permission_for_writes``).
+
+A postprocessing hook also turns the free-text ``origin`` and ``family`` filters of the sources
+list into the enumerations the catalog currently holds: the API refuses any other value, and the
+schema says so.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from drf_spectacular.openapi import AutoSchema
+from rest_framework.permissions import SAFE_METHODS, AllowAny
+
+from atlas.authentication import LockingTokenAuthentication
+
+DETAIL = {
+    "type": "object",
+    "properties": {"detail": {"type": "string"}},
+    "required": ["detail"],
+}
+FIELD_ERRORS = {
+    "type": "object",
+    "additionalProperties": True,
+    "description": "Each invalid input by name, with the reasons (or ``detail``).",
+}
+ERRORS = {
+    "400": ("The request carries a value this operation cannot use.", FIELD_ERRORS),
+    "401": ("No valid credentials were sent (an API token or a session).", DETAIL),
+    "403": ("The credentials do not carry the permission this operation needs.", DETAIL),
+    "404": ("Nothing with this identifier is published.", DETAIL),
+    "429": ("Too many failed sign-ins from this address; try again later.", DETAIL),
+}
+
+
+class AtlasAutoSchema(AutoSchema):
+    def get_auth(self) -> list[Any]:
+        auths = super().get_auth()
+        if self._reads_are_public() and {} not in auths:
+            auths.append({})
+        return auths
+
+    def _reads_are_public(self) -> bool:
+        return self.method in SAFE_METHODS and all(
+            isinstance(permission, AllowAny) or getattr(permission, "public_reads", False)
+            for permission in self.view.get_permissions()
+        )
+
+    def _needs_permission(self) -> bool:
+        return not self._reads_are_public() and not all(
+            isinstance(permission, AllowAny) for permission in self.view.get_permissions()
+        )
+
+    def _get_response_bodies(self, direction: Literal["request", "response"] = "response") -> Any:
+        responses = super()._get_response_bodies(direction)
+        if direction != "response":
+            return responses
+        wanted = []
+        if self._get_parameters() or self._get_request_body():
+            wanted.append("400")
+        if self._needs_permission():
+            wanted += ["401", "403"]
+            if any(
+                isinstance(item, LockingTokenAuthentication)
+                for item in self.view.get_authenticators()
+            ):
+                wanted.append("429")
+        # A path naming an object, or a page past the last of a paginated list.
+        if "{" in self.path or (self._is_list_view() and self._get_paginator()):
+            wanted.append("404")
+        for code in wanted:
+            if code not in responses:
+                description, schema = ERRORS[code]
+                responses[code] = {
+                    "description": description,
+                    "content": {"application/json": {"schema": schema}},
+                }
+        return responses
+
+
+def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """POSTPROCESSING_HOOKS: the sources list's ``origin`` and ``family`` take the values the
+    catalog holds (``unknown`` for a family when some source has none)."""
+    from atlas.selectors import current_vocabulary
+
+    vocabulary = current_vocabulary()
+    values = {
+        "origin": list(vocabulary.origin_names),
+        "family": [*vocabulary.families, *(["unknown"] if vocabulary.has_unknown_family else [])],
+    }
+    for path, item in result.get("paths", {}).items():
+        if not path.startswith("/api/sources/"):
+            continue
+        for operation in item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                if parameter.get("in") == "query" and parameter.get("name") in values:
+                    parameter["schema"] = {"type": "string", "enum": values[parameter["name"]]}
+    return result
