@@ -29,29 +29,17 @@ def _columns(model: type[Model], names: Sequence[str]) -> tuple[list[str], set[s
     return columns, json_names
 
 
-def _stage(
+def _copy_rows(
     cursor: Any,
     *,
     model: type[Model],
-    stage: str,
+    table: str,
     names: Sequence[str],
     records: Iterable[dict[str, Any]],
 ) -> None:
     columns, json_names = _columns(model, names)
-    column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
-    cursor.execute(
-        sql.SQL(
-            "CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
-            "SELECT {columns} FROM {table} WITH NO DATA"
-        ).format(
-            stage=sql.Identifier(stage),
-            columns=column_list,
-            table=sql.Identifier(model._meta.db_table),
-        )
-    )
-    cursor.execute(sql.SQL("TRUNCATE {stage}").format(stage=sql.Identifier(stage)))
-    statement = sql.SQL("COPY {stage} ({columns}) FROM STDIN").format(
-        stage=sql.Identifier(stage), columns=column_list
+    statement = sql.SQL("COPY {table} ({columns}) FROM STDIN").format(
+        table=sql.Identifier(table), columns=sql.SQL(", ").join(map(sql.Identifier, columns))
     )
     with cursor.copy(statement) as copy:
         for record in records:
@@ -65,84 +53,97 @@ def _stage(
             )
 
 
+def _apply_staged(
+    *,
+    model: type[Model],
+    key: str,
+    names: Sequence[str],
+    records: Iterable[dict[str, Any]],
+    purpose: str,
+    template: str,
+    source: str,
+) -> int:
+    """Stream the records into a transaction-local table shaped like the target, then run
+    ``template`` with ``{table}``, ``{stage}``, ``{key}``, ``{columns}`` and ``{assignments}``
+    (every column but the key set from ``source``) filled in; returns the affected row count."""
+    table = model._meta.db_table
+    stage = f"{table}_{purpose}_stage"
+    columns, _ = _columns(model, names)
+    key_column = _columns(model, [key])[0][0]
+    column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
+    with connection.cursor() as wrapper:
+        cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
+        cursor.execute(
+            sql.SQL(
+                "CREATE TEMP TABLE IF NOT EXISTS {stage} ON COMMIT DROP AS "
+                "SELECT {columns} FROM {table} WITH NO DATA"
+            ).format(stage=sql.Identifier(stage), columns=column_list, table=sql.Identifier(table))
+        )
+        cursor.execute(sql.SQL("TRUNCATE {stage}").format(stage=sql.Identifier(stage)))
+        _copy_rows(cursor, model=model, table=stage, names=names, records=records)
+        assignments = sql.SQL(", ").join(
+            sql.SQL("{column} = {source}.{column}").format(
+                column=sql.Identifier(column), source=sql.SQL(source)
+            )
+            for column in columns
+            if column != key_column
+        )
+        cursor.execute(
+            sql.SQL(template).format(
+                table=sql.Identifier(table),
+                stage=sql.Identifier(stage),
+                key=sql.Identifier(key_column),
+                columns=column_list,
+                assignments=assignments,
+            )
+        )
+        return int(cursor.rowcount)
+
+
 def upsert(
     *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
 ) -> None:
     """Insert the records or, on a ``key`` conflict, set every column of ``names`` but the key."""
-    stage = f"{model._meta.db_table}_upsert_stage"
-    columns, _ = _columns(model, names)
-    key_column = _columns(model, [key])[0][0]
-    with connection.cursor() as wrapper:
-        cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
-        _stage(cursor, model=model, stage=stage, names=names, records=records)
-        updates = sql.SQL(", ").join(
-            sql.SQL("{column} = EXCLUDED.{column}").format(column=sql.Identifier(column))
-            for column in columns
-            if column != key_column
-        )
-        column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
-        cursor.execute(
-            sql.SQL(
-                "INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
-                "ON CONFLICT ({key}) DO UPDATE SET {updates}"
-            ).format(
-                table=sql.Identifier(model._meta.db_table),
-                columns=column_list,
-                stage=sql.Identifier(stage),
-                key=sql.Identifier(key_column),
-                updates=updates,
-            )
-        )
+    _apply_staged(
+        model=model,
+        key=key,
+        names=names,
+        records=records,
+        purpose="upsert",
+        template=(
+            "INSERT INTO {table} ({columns}) SELECT {columns} FROM {stage} "
+            "ON CONFLICT ({key}) DO UPDATE SET {assignments}"
+        ),
+        source="EXCLUDED",
+    )
 
 
 def update(
     *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
 ) -> int:
     """Set the columns of ``names`` (besides ``key``) on the existing rows the records name."""
-    stage = f"{model._meta.db_table}_update_stage"
-    columns, _ = _columns(model, names)
-    key_column = _columns(model, [key])[0][0]
-    with connection.cursor() as wrapper:
-        cursor = wrapper.cursor
-        _stage(cursor, model=model, stage=stage, names=names, records=records)
-        assignments = sql.SQL(", ").join(
-            sql.SQL("{column} = staged.{column}").format(column=sql.Identifier(column))
-            for column in columns
-            if column != key_column
-        )
-        cursor.execute(
-            sql.SQL(
-                "UPDATE {table} AS target SET {assignments} FROM {stage} AS staged "
-                "WHERE target.{key} = staged.{key}"
-            ).format(
-                table=sql.Identifier(model._meta.db_table),
-                assignments=assignments,
-                stage=sql.Identifier(stage),
-                key=sql.Identifier(key_column),
-            )
-        )
-        return int(cursor.rowcount)
+    return _apply_staged(
+        model=model,
+        key=key,
+        names=names,
+        records=records,
+        purpose="update",
+        template=(
+            "UPDATE {table} AS target SET {assignments} FROM {stage} AS staged "
+            "WHERE target.{key} = staged.{key}"
+        ),
+        source="staged",
+    )
 
 
 def copy_insert(
     *, model: type[Model], names: Sequence[str], records: Iterable[dict[str, Any]]
 ) -> None:
     """Insert new rows straight into the table with COPY (the caller knows none exists yet)."""
-    columns, json_names = _columns(model, names)
-    statement = sql.SQL("COPY {table} ({columns}) FROM STDIN").format(
-        table=sql.Identifier(model._meta.db_table),
-        columns=sql.SQL(", ").join(map(sql.Identifier, columns)),
-    )
-    with connection.cursor() as wrapper, wrapper.cursor.copy(statement) as copy:
-        for record in records:
-            copy.write_row(
-                [
-                    Jsonb(record[name], dumps=orjson.dumps)
-                    if name in json_names and record[name] is not None
-                    else record[name]
-                    for name in names
-                ]
-            )
+    with connection.cursor() as wrapper:
+        _copy_rows(
+            wrapper.cursor, model=model, table=model._meta.db_table, names=names, records=records
+        )
 
 
 def vacuum_analyze(*, model: type[Model]) -> None:
