@@ -93,9 +93,17 @@ class AtlasAutoSchema(AutoSchema):
 def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
     """POSTPROCESSING_HOOKS: the sources list's ``origin`` and ``family`` take the values the
     catalog holds (``unknown`` for a family when some source has none)."""
+    from django.db import DatabaseError, transaction
+
     from atlas.selectors import current_vocabulary
 
-    vocabulary = current_vocabulary()
+    try:
+        # A savepoint, so a schema built where the catalog tables do not exist yet (``check
+        # --deploy`` before ``migrate``) leaves any surrounding transaction usable.
+        with transaction.atomic():
+            vocabulary = current_vocabulary()
+    except DatabaseError:
+        return result  # no catalog yet: the parameters stay free strings
     values = {
         "origin": list(vocabulary.origin_names),
         "family": [*vocabulary.families, *(["unknown"] if vocabulary.has_unknown_family else [])],

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import orjson
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Model
 from psycopg import sql
 from psycopg.types.json import Jsonb
@@ -71,7 +71,8 @@ def _apply_staged(
     columns, _ = _columns(model, names)
     key_column = _columns(model, [key])[0][0]
     column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
-    with connection.cursor() as wrapper:
+    # The staging table lives until commit: under autocommit it would vanish between statements.
+    with transaction.atomic(), connection.cursor() as wrapper:
         cursor = wrapper.cursor  # the psycopg cursor behind Django's wrapper
         cursor.execute(
             sql.SQL(

@@ -257,3 +257,17 @@ def test_bulk_write_path_stores_the_same_columns_as_the_orm(write_catalog):
     assert len(before) == 2501
     refresh_display_state()  # recompute everything through the ORM
     assert list(Source.objects.order_by("id").values(*columns)) == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_display_recompute_outside_a_transaction(write_catalog):
+    """Under autocommit (a live server, a management command) the staged update still runs: the
+    staging table must outlive the statement that created it."""
+    from atlas.services.display import refresh_display_state
+
+    rows = [make_row(f"MarinSkyRL:{i:04d}", task_count=i) for i in range(3)]
+    sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    assert not connection.in_atomic_block
+    Source.objects.filter(id="MarinSkyRL:0001").update(display_name="stale")
+    refresh_display_state(source_ids=["MarinSkyRL:0001"])
+    assert Source.objects.get(id="MarinSkyRL:0001").display_name != "stale"

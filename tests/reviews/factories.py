@@ -46,6 +46,20 @@ def serialize(collection: dict[str, Any]) -> str:
     return json.dumps(collection, indent=2) + "\n"
 
 
+def store_artifacts(review: Review, contents: dict[str, str]) -> None:
+    """The published files of a review, written as publication stores them."""
+    ReviewArtifact.objects.bulk_create(
+        ReviewArtifact(
+            review=review,
+            path=path,
+            content=content,
+            sha256=sha256_text(content),
+            size=len(content.encode("utf-8")),
+        )
+        for path, content in contents.items()
+    )
+
+
 def sync_sources(*rows: dict[str, Any]) -> list[Source]:
     """Create (or update) sources through the product's sync; every source must be listed at once
     because a sync retires sources missing from its catalog."""
@@ -487,16 +501,8 @@ def publish(
         published_at=timezone.now(),
     )
     stored = {"quality-reviews.json": text, **files}
-    ReviewArtifact.objects.bulk_create(
-        ReviewArtifact(
-            review=review,
-            path=path,
-            content=content,
-            sha256=sha256_text(content),
-            size=len(content.encode("utf-8")),
-        )
-        for path, content in sorted(stored.items())
-        if path not in omit
+    store_artifacts(
+        review, {path: text for path, text in sorted(stored.items()) if path not in omit}
     )
     review.refresh_from_db()
     if make_current:
@@ -683,16 +689,7 @@ def store_collection(
         published_at=timezone.now(),
     )
     contents = {"quality-reviews.json": text, **{path: "{}" for path in artifacts}}
-    ReviewArtifact.objects.bulk_create(
-        ReviewArtifact(
-            review=review,
-            path=path,
-            content=content,
-            sha256=sha256_text(content),
-            size=len(content.encode("utf-8")),
-        )
-        for path, content in contents.items()
-    )
+    store_artifacts(review, contents)
     return review
 
 
