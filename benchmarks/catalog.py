@@ -44,7 +44,7 @@ from django.utils import timezone  # noqa: E402
 from atlas.display_state import CURATED_FIELDS, DisplayContext, compute_display_state  # noqa: E402
 from atlas.models import Refresh, RefreshRun, Source  # noqa: E402
 from benchmarks import list_endpoints  # noqa: E402
-from benchmarks.report import Row, emit  # noqa: E402
+from benchmarks.report import Row, emit, emit_limit  # noqa: E402
 
 FAMILIES = ["math-answer", "competitive-programming", "preference", "swe-repo", "qa-short-answer",
             "llm-judge-freeform", "unit-test-gen", "terminal-agent", "tool-use", "arc-agi",
@@ -182,16 +182,8 @@ def report_csv(*, size: int, csv: dict[str, float]) -> None:
         )
     )
     # Flat memory: the export streams; the issue recorded 75 MB at 100,000 rows as flat.
-    emit(
-        row=Row(
-            benchmark="catalog",
-            figure=f"/export.csv peak Python memory, {size:,} sources",
-            value=csv["peak_mb"],
-            unit="MB",
-            goal_operator="<=",
-            goal=100,
-        )
-    )
+    emit_limit(benchmark="catalog", figure=f"/export.csv peak Python memory, {size:,} sources",
+               value=csv["peak_mb"], unit="MB", at_most=100)  # fmt: skip
 
 
 def main() -> None:

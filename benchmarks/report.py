@@ -95,6 +95,12 @@ def table(*, rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
+def emit_limit(*, benchmark: str, figure: str, value: float, unit: str, at_most: float) -> None:
+    """A figure with an absolute ceiling and no floor (cold start, rows written, peak memory)."""
+    emit(row=Row(benchmark=benchmark, figure=figure, value=value, unit=unit,
+                 goal_operator="<=", goal=at_most))  # fmt: skip
+
+
 def emit(*, row: Row) -> None:
     print(f"[bench] {table(rows=[row]).splitlines()[-1]}", flush=True)
     results = os.environ.get(RESULTS_ENV)
