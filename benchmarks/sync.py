@@ -221,13 +221,25 @@ def baseline_upsert(
         return time.perf_counter() - start
 
 
-def baseline_read(artifact: Path) -> float:
-    """The floor of a no-change sync: read and parse the artifact."""
+def baseline_compare(dsn: str, *, artifact: Path) -> float:
+    """The floor of a sync that finds nothing to write: read and parse the artifact, read the
+    stored payloads, compare them row by row."""
     import orjson
+    import psycopg
 
-    start = time.perf_counter()
-    orjson.loads(artifact.read_bytes())
-    return time.perf_counter() - start
+    with psycopg.connect(dsn) as conn:
+        start = time.perf_counter()
+        rows = orjson.loads(artifact.read_bytes())["sources"]
+        stored = {
+            key: orjson.loads(payload)
+            for key, payload in conn.execute(
+                "SELECT id, payload::text FROM catalog_sources WHERE active"
+            )
+        }
+        changed = sum(stored.get(row["id"]) != row for row in rows)
+        elapsed = time.perf_counter() - start
+    assert changed == 0, changed
+    return elapsed
 
 
 def plain_dsn(url: str) -> str:
@@ -259,13 +271,10 @@ def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
 
     reset_tables()
     base_insert_s = baseline_upsert(dsn, artifact=first_path, columns=columns, states=states)
-    base_read_s = baseline_read(first_path)
     base_changed_s = baseline_upsert(
         dsn, artifact=changed_path, columns=columns, states=changed_states, only=changed_ids
     )
-    base_forced_s = baseline_upsert(
-        dsn, artifact=changed_path, columns=columns, states=changed_states
-    )
+    base_compare_s = baseline_compare(dsn, artifact=changed_path)
     reset_tables()
     return {
         "size": size,
@@ -275,9 +284,8 @@ def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
         "forced": (forced_s, forced_written),
         "retire_half": (retire_s, size - len(changed_rows[::2])),
         "baseline_insert": base_insert_s,
-        "baseline_read": base_read_s,
+        "baseline_compare": base_compare_s,
         "baseline_changed": base_changed_s,
-        "baseline_forced": base_forced_s,
     }
 
 
@@ -293,9 +301,10 @@ def report(result: dict[str, Any]) -> None:
     # sync; the project's earlier 0.5× target for the others.
     for label, key, floor_key, floor_name, goal in (
         ("first sync", "first", "baseline_insert", "read + COPY + upsert", 0.8),
-        ("no-change sync", "unchanged", "baseline_read", "read artifact", 0.5),
+        ("no-change sync", "unchanged", "baseline_compare", "read + compare stored", 0.5),
         ("10 %-changed sync", "tenth", "baseline_changed", "read + upsert changed", 0.5),
-        ("forced sync", "forced", "baseline_forced", "read + COPY + upsert", 0.5),
+        # The forced sync re-reads the artifact the 10 % sync applied: nothing is left to write.
+        ("forced sync, unchanged rows", "forced", "baseline_compare", "read + compare stored", 0.5),
     ):
         seconds, written = result[key]
         emit(
