@@ -173,14 +173,17 @@ def run(*, size: int, rounds: int, scratch: Path, dsn: str, database_url: str) -
             log=log,
         )
         started["datasette"] = servers.datasette(database=sqlite_path, env=env, path="/", log=log)
-        # Datasette gets the page's columns and the payload, the API rows' source of fields.
-        columns = [*narrow_columns, "payload"]
+        # Datasette gets the page's columns, plus the payload for the API (its rows' fields come
+        # from it); its HTML table renders every column it gets, so the page gets no payload.
+        columns = {"page": narrow_columns, "api": [*narrow_columns, "payload"]}
         paths = {
             case.label: {
                 "atlas": case.path,
                 "raw": case.path,
                 "datasette": datasette_path(
-                    case=case, where=where_clause(plan[case.path]["rows"]), columns=columns
+                    case=case,
+                    where=where_clause(plan[case.path]["rows"]),
+                    columns=columns[case.kind],
                 ),
             }
             for case in chosen
