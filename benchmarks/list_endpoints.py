@@ -68,28 +68,28 @@ def captured(*, client: Client, path: str) -> list[str]:
     return [query["sql"] for query in queries.captured_queries]
 
 
-def rows_statement(statements: list[str]) -> str:
+def rows_statement(*, statements: list[str]) -> str:
     """The project's statement that reads the page of rows (the one with a LIMIT)."""
     return next(s for s in statements if ROWS_FROM in s and " LIMIT " in s and "GROUP BY" not in s)
 
 
-def select_list(statement: str) -> str:
+def select_list(*, statement: str) -> str:
     return statement[len("SELECT ") : statement.index(ROWS_FROM)]
 
 
-def where_clause(statement: str) -> str:
+def where_clause(*, statement: str) -> str:
     tail = statement[statement.index(ROWS_FROM) + len(ROWS_FROM) :]
     return tail[len("WHERE ") : tail.index(" ORDER BY ")] if tail.startswith("WHERE ") else ""
 
 
 def floor_plan(*, client: Client, chosen: list[Case]) -> dict[str, dict[str, str]]:
     """For each address: the floor's count and rows statements, and its answer format."""
-    narrow = select_list(rows_statement(captured(client=client, path="/")))
+    narrow = select_list(statement=rows_statement(statements=captured(client=client, path="/")))
     plan = {}
     for case in chosen:
-        statement = rows_statement(captured(client=client, path=case.path))
+        statement = rows_statement(statements=captured(client=client, path=case.path))
         tail = statement[statement.index(ROWS_FROM) :]
-        where = where_clause(statement)
+        where = where_clause(statement=statement)
         columns = narrow + (f', "{TABLE}"."payload"' if case.kind == "api" else "")
         plan[case.path] = {
             "count": f'SELECT COUNT(*) FROM "{TABLE}"' + (f" WHERE {where}" if where else ""),
@@ -182,7 +182,7 @@ def run(*, size: int, rounds: int, scratch: Path, dsn: str, database_url: str) -
                 "raw": case.path,
                 "datasette": datasette_path(
                     case=case,
-                    where=where_clause(plan[case.path]["rows"]),
+                    where=where_clause(statement=plan[case.path]["rows"]),
                     columns=columns[case.kind],
                 ),
             }

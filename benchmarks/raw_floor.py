@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 import psycopg
 from psycopg.rows import dict_row
+from psycopg.types.json import set_json_loads
 
 _connection: psycopg.Connection | None = None
 _plan: dict[str, dict[str, str]] = {}
@@ -28,6 +29,8 @@ def connection() -> psycopg.Connection:
     global _connection
     if _connection is None or _connection.closed:
         _connection = psycopg.connect(os.environ["RAW_FLOOR_DSN"], autocommit=True)
+        # JSON columns parsed by orjson too (psycopg's default is the json module).
+        set_json_loads(orjson.loads, _connection)
     return _connection
 
 

@@ -16,7 +16,7 @@ TABLE = "catalog_sources"
 INDEXES = ("active, type, status, task_count", "active, display_name", "task_count")
 
 
-def sqlite_value(value: Any) -> Any:
+def sqlite_value(*, value: Any) -> Any:
     if isinstance(value, dict | list):
         return orjson.dumps(value).decode()
     if isinstance(value, bool):
@@ -41,7 +41,7 @@ def copy_table(*, dsn: str, target: Path) -> int:
             while batch:
                 sink.executemany(
                     f"INSERT INTO {TABLE} VALUES ({marks})",
-                    ([sqlite_value(value) for value in row] for row in batch),
+                    ([sqlite_value(value=value) for value in row] for row in batch),
                 )
                 copied += len(batch)
                 batch = cursor.fetchmany(5000)
