@@ -80,8 +80,8 @@ def load_config(*, path: Path) -> ReviewConfig:
     check_no_credentials(raw)
     base = path.parent
     model = _model(raw.get("model"))
-    runtime = _runtime(raw.get("runtime"), base)
-    source = _source(raw.get("source"), base)
+    runtime = resolve_runtime(runtime=raw.get("runtime"), base=base)
+    source = resolve_source(source=raw.get("source"), base=base)
     resolved = {**raw, "model": _model_record(raw["model"]), "runtime": runtime, "source": source}
     return ReviewConfig(path=path, resolved=resolved, model=model)
 
@@ -175,7 +175,8 @@ def _model_record(model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _runtime(runtime: Any, base: Path) -> dict[str, Any]:
+def resolve_runtime(*, runtime: Any, base: Path) -> dict[str, Any]:
+    """The ``runtime`` block checked and resolved (§2.2); make_difficulty shares it."""
     if runtime is None:
         runtime = {}
     if not isinstance(runtime, dict):
@@ -233,7 +234,8 @@ def _worker(route: str, worker: Any, base: Path) -> dict[str, Any]:
     }
 
 
-def _source(source: Any, base: Path) -> dict[str, Any]:
+def resolve_source(*, source: Any, base: Path) -> dict[str, Any]:
+    """The ``source`` block checked and resolved (§2.3); make_difficulty shares it."""
     if not isinstance(source, dict):
         raise ReviewProductionError("source must be an object")
     for key in ("source_id", "repository", "tasks_path"):
