@@ -80,6 +80,7 @@ bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make tes
 	$(BENCH) benchmarks/sync.py
 	$(BENCH) benchmarks/catalog.py
 	$(BENCH) benchmarks/review_import.py
+	$(BENCH) benchmarks/make_difficulty.py
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts

@@ -11,6 +11,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from difficulty.followups import HOSTED_NOTE
 from difficulty.production.config import GENERATION_KEYS
 from difficulty.production.errors import UsageError
 from difficulty.registry import ROLE_SIZES, Protocol
@@ -18,10 +19,6 @@ from difficulty.wilson import wilson_95
 
 KINDS = ("generation_setting", "alternate_checkpoint")
 CHECKPOINT_KEYS = ("model", "revision")
-HOSTED_NOTE = (
-    "Changes the checkpoint, generation settings and configured verifier judges together; it does "
-    "not isolate the effect of reasoning effort."
-)
 
 
 @dataclass(frozen=True)
@@ -64,7 +61,7 @@ class FollowUp:
             "reason": self.reason,
         }
 
-    def annotate(self, *, report: dict[str, Any]) -> dict[str, Any]:
+    def annotate(self, *, report: dict[str, Any], protocol: Protocol) -> dict[str, Any]:
         """The follow-up report: its own numbers plus ``followups[]`` entries (one per measured
         role) in the §7 shape, to append to the original report's ``protocol_followups``."""
         entries = []
@@ -86,14 +83,23 @@ class FollowUp:
                 "solve_rate": model["solve_rate"],
                 "wilson_95": wilson_95(solved=model["solved"], verified=model["verified"]),
             }
-            settings = [c for c in changes if c.key not in CHECKPOINT_KEYS]
+            earlier = protocol.applied_parameters(protocol.required_role(size))
+            settings = [
+                {"name": c.key, "earlier": _at(earlier, c.key), "new": c.value}
+                for c in changes
+                if c.key not in CHECKPOINT_KEYS
+            ]
             if settings:
-                entry["changed_parameter"] = [
-                    {"name": f"{c.size}.{c.key}", "new": c.value} for c in settings
-                ]
+                # The Atlas shows one changed parameter; every change is listed beside it.
+                entry["changed_parameter"] = settings[0]
+                entry["changed_parameters"] = settings
             checkpoint = [c for c in changes if c.key in CHECKPOINT_KEYS]
             if checkpoint:
-                entry["checkpoint_change"] = {c.key: c.value for c in checkpoint}
+                role = protocol.required_role(size)
+                entry["checkpoint_change"] = {
+                    "earlier": role.model,
+                    "new": {c.key: c.value for c in checkpoint},
+                }
             if self.kind == "alternate_checkpoint":
                 entry["limitations"].append(HOSTED_NOTE)
             entries.append(entry)
@@ -107,6 +113,14 @@ class FollowUp:
                 f"{self.reason}",
             ],
         }
+
+
+def _at(parameters: dict[str, Any], dotted: str) -> Any:
+    """The value at a dotted key, None when absent."""
+    value: Any = parameters
+    for part in dotted.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
 
 
 def parse_followup(*, kind: str, changed: list[str], reason: str | None) -> FollowUp:

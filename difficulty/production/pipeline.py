@@ -421,7 +421,7 @@ class _Run:
             ),
         )
         if self.options.followup is not None:
-            report = self.options.followup.annotate(report=report)
+            report = self.options.followup.annotate(report=report, protocol=self.protocol)
         # Written last: its existence marks the run as finished.
         write_text_file(self.output / REPORT_FILE, json_text(report))
         return report
