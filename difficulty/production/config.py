@@ -18,9 +18,10 @@ from typing import Any
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.registry import ROLE_SIZES, Protocol
 from reviews.production.config import (
-    DEFAULT_MAX_RETRIES,
-    DEFAULT_RETRY_BACKOFF_SECONDS,
     check_no_credentials,
+    checked_api_key_env,
+    checked_retries,
+    is_endpoint,
     resolve_path,
     resolve_runtime,
     resolve_source,
@@ -124,6 +125,8 @@ def load_difficulty_config(
         if verifier is None
         else _endpoint(verifier, where="learned_verifier", protocol=protocol)
     )
+    if judge is not None:
+        _check_judge(judge=judge, protocol=protocol)
     base = path.parent
     source_block = raw.get("source")
     if isinstance(source_block, dict):
@@ -159,36 +162,12 @@ def _endpoint(block: Any, *, where: str, protocol: Protocol) -> Endpoint:
         if key not in ENDPOINT_KEYS:
             raise DifficultyProductionError(f"Unknown config key {where}.{key}")
     model, base_url, timeout = block.get("model"), block.get("base_url"), block.get("timeout")
-    if (
-        not isinstance(model, str)
-        or not model.strip()
-        or not isinstance(base_url, str)
-        or not base_url.strip()
-        or isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or timeout <= 0
-    ):
+    if not is_endpoint(name=model, base_url=base_url, timeout=timeout):
         raise DifficultyProductionError(
             f"Provide an explicit model, base_url, and positive timeout for {where}"
         )
-    api_key_env = block.get("api_key_env")
-    if api_key_env is not None:
-        if not isinstance(api_key_env, str) or not api_key_env:
-            raise DifficultyProductionError(
-                f"{where}.api_key_env must name an environment variable"
-            )
-        if api_key_env not in os.environ:
-            raise DifficultyProductionError(
-                f"Environment variable {api_key_env} named by {where}.api_key_env is not set"
-            )
-    retries = block.get("max_retries", DEFAULT_MAX_RETRIES)
-    backoff = block.get("retry_backoff_seconds", DEFAULT_RETRY_BACKOFF_SECONDS)
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
-        raise DifficultyProductionError(f"{where}.max_retries must be a non-negative integer")
-    if isinstance(backoff, bool) or not isinstance(backoff, int | float) or backoff < 0:
-        raise DifficultyProductionError(
-            f"{where}.retry_backoff_seconds must be a non-negative number"
-        )
+    api_key_env = checked_api_key_env(block.get("api_key_env"), where=where)
+    retries, backoff = checked_retries(block, where=where)
     serving = block.get("serving_configuration", {})
     if not isinstance(serving, dict):
         raise DifficultyProductionError(f"{where}.serving_configuration must be an object")
@@ -199,14 +178,14 @@ def _endpoint(block: Any, *, where: str, protocol: Protocol) -> Endpoint:
             )
     revision, provider = block.get("revision"), block.get("provider")
     return Endpoint(
-        base_url=base_url.rstrip("/"),
-        model=model,
+        base_url=block["base_url"].rstrip("/"),
+        model=block["model"],
         revision=revision if isinstance(revision, str) and revision else None,
         provider=provider if isinstance(provider, str) and provider else None,
         api_key_env=api_key_env,
-        timeout=float(timeout),
+        timeout=float(block["timeout"]),
         max_retries=retries,
-        retry_backoff_seconds=float(backoff),
+        retry_backoff_seconds=backoff,
         serving_configuration=dict(serving),
     )
 
@@ -227,6 +206,28 @@ def _check_role(*, endpoint: Endpoint, size: str, protocol: Protocol, changed: s
         )
     if role.provider and (endpoint.provider or "").lower() != role.provider.lower():
         raise DifficultyProductionError(role.provider_message)
+
+
+LEARNED_VERIFIER_KEY = "learned_verifier"
+
+
+def learned_verifier_settings(protocol: Protocol) -> dict[str, Any]:
+    """The learned-verifier judge's settings the protocol requires (e.g. reasoning effort),
+    without its identity; empty when the protocol sets none."""
+    for requirement in protocol.verifier_requirements:
+        if requirement.key == LEARNED_VERIFIER_KEY:
+            return {k: v for k, v in requirement.equals.items() if k not in ("model", "provider")}
+    return {}
+
+
+def _check_judge(*, judge: Endpoint, protocol: Protocol) -> None:
+    """A configured learned-verifier judge is the protocol's, served by its provider."""
+    for requirement in protocol.verifier_requirements:
+        if requirement.key != LEARNED_VERIFIER_KEY:
+            continue
+        model, provider = requirement.equals.get("model"), requirement.equals.get("provider")
+        if judge.model != model or (judge.provider or "").lower() != str(provider or "").lower():
+            raise DifficultyProductionError(requirement.message)
 
 
 def _record(endpoint: Endpoint) -> dict[str, Any]:

@@ -9,7 +9,6 @@ it, and a finished run makes no model call at all.
 
 from __future__ import annotations
 
-import concurrent.futures
 import os
 import shutil
 import tempfile
@@ -20,7 +19,11 @@ from typing import Any, TextIO
 
 from difficulty.attestation import ATTESTATION_PATH
 from difficulty.production import execution
-from difficulty.production.config import DifficultyConfig, load_difficulty_config
+from difficulty.production.config import (
+    DifficultyConfig,
+    learned_verifier_settings,
+    load_difficulty_config,
+)
 from difficulty.production.errors import DifficultyProductionError, UsageError
 from difficulty.production.execution import code_identity, launch_attempt, load_sample
 from difficulty.production.followups import FollowUp
@@ -40,6 +43,7 @@ from difficulty.production.report import (
     tasks_sha256,
 )
 from difficulty.registry import ROLE_SIZES, Protocol, get_registry
+from reviews.production.concurrency import run_concurrently
 from reviews.production.grading import grading_identity
 from reviews.production.identity import round_trip, sha256_file
 from reviews.production.launcher import GRACE_SECONDS, Interrupted
@@ -60,7 +64,6 @@ REPORT_FILE = "difficulty.json"
 IDENTITY_FILE = "difficulty/run.json"
 CONTEXT_FILE = "difficulty/context.json"
 ORIGINAL_EXECUTION_COPY = "difficulty/implementation/execution.py"
-INTERRUPTED = "Interrupted; saved files remain in place. Run again with --resume to finish."
 CHANGED_INPUTS = (
     "Config, protocol, task sample, Atlas row or native code changed; resume requires identical "
     "inputs"
@@ -278,17 +281,10 @@ class _Run:
         if judge is not None:
             # Handed to environments that grade with a learned verifier; its settings are the
             # protocol's verifier requirement, never the config's.
-            runtime["learned_verifier"] = judge.worker_model(parameters=self._judge_settings())
+            runtime["learned_verifier"] = judge.worker_model(
+                parameters=learned_verifier_settings(self.protocol)
+            )
         return runtime
-
-    def _judge_settings(self) -> dict[str, Any]:
-        settings: dict[str, Any] = {}
-        for requirement in self.protocol.verifier_requirements:
-            if requirement.key == "learned_verifier":
-                settings = {
-                    k: v for k, v in requirement.equals.items() if k not in ("model", "provider")
-                }
-        return settings
 
     def _attempts(self) -> tuple[dict[tuple[str, int], dict[str, Any]], int]:
         work = [
@@ -301,44 +297,33 @@ class _Run:
             total=len(work), stats=stats, stream=self.stderr, command="make_difficulty"
         )
         progress.update("starting")
-        done: dict[tuple[str, int], dict[str, Any]] = {}
-        errors: dict[int, BaseException] = {}
         ran = 0
-        with concurrent.futures.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
-            futures = {pool.submit(self._attempt, *item): index for index, item in enumerate(work)}
-            pending = set(futures)
-            try:
-                while pending:
-                    finished, pending = concurrent.futures.wait(
-                        pending, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED
-                    )
-                    for future in finished:
-                        index = futures[future]
-                        size, number, _task = work[index]
-                        try:
-                            attempt, worker_ran = future.result()
-                        except BaseException as exc:  # the first failure by order is raised
-                            errors[index] = exc
-                            self.stop.set()
-                            continue
-                        done[(size, number)] = attempt
-                        if worker_ran:
-                            ran += 1
-                            for _turn in range(int(attempt.get("turns") or 0)):
-                                stats.record(seconds=0.0, retry=False)
-                        progress.update(f"{size} task {number:04d} attempted", task_done=True)
-            except KeyboardInterrupt:
-                self.stop.set()
-                concurrent.futures.wait(pending)
-                raise DifficultyProductionError(INTERRUPTED) from None
-            finally:
-                progress.finish()
-        real = {i: e for i, e in errors.items() if not isinstance(e, KeyboardInterrupt)}
-        if real:
-            raise real[min(real)]
-        if errors:
-            raise DifficultyProductionError(INTERRUPTED)
-        return done, ran
+
+        def finished(index: int, result: tuple[dict[str, Any], bool]) -> None:
+            nonlocal ran
+            size, number, _task = work[index]
+            attempt, worker_ran = result
+            if worker_ran:
+                ran += 1
+                for _turn in range(int(attempt.get("turns") or 0)):
+                    stats.record(seconds=0.0, retry=False)
+            progress.update(f"{size} task {number:04d} attempted", task_done=True)
+
+        try:
+            results = run_concurrently(
+                items=work,
+                work=lambda item: self._attempt(*item),
+                jobs=self.options.jobs,
+                stop=self.stop,
+                finished=finished,
+            )
+        finally:
+            progress.finish()
+        attempts = {
+            (size, number): result[0]
+            for (size, number, _), result in zip(work, results, strict=True)
+        }
+        return attempts, ran
 
     def _attempt(self, size: str, number: int, task: Any) -> tuple[dict[str, Any], bool]:
         if self.stop.is_set():
@@ -372,7 +357,7 @@ class _Run:
             configuration["learned_verifier"] = {
                 "model": judge.model,
                 "provider": judge.provider,
-                **self._judge_settings(),
+                **learned_verifier_settings(self.protocol),
                 "max_output_tokens": self.protocol.limits["max_output_tokens"],
             }
         return configuration

@@ -10,9 +10,12 @@ from html import unescape
 import pytest
 from django.core.management import call_command
 
+from difficulty.classification import classify_report
 from difficulty.registry import current_protocol, get_registry
-from tests.difficulty.production.conftest import SOURCE_ID
+from difficulty.wilson import wilson_95
+from tests.difficulty.production.conftest import HOSTED_KEY_ENV, SOURCE_ID, row_index
 from tests.difficulty.production.helpers import make_difficulty
+from tests.model_server import Reply
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
@@ -116,3 +119,58 @@ def test_publish_difficulty_accepts_the_run_and_the_pages_show_its_counts(
     assert "Hosted · GLM-5.3 · 4/4 solved" in review
     assert "Quality-review solver: 2/3 solved · 3 attempted · 0 unverified" in review
     assert "4 shared tasks" in review
+
+
+def test_solver_failures_are_unverified_and_excluded(tmp_path, write_config, model_server):
+    """A solver call the endpoint refuses ends the attempt as an error: unverified, not a
+    failed solve, and counted in generation_qc."""
+    small = current_protocol().required_role("small").model
+    solver = model_server.models[small]
+
+    def refuse_row_one(request):
+        if row_index(request)[0] == 1:
+            return Reply(status=400, body={"error": "context length exceeded"})
+        return solver(request)
+
+    model_server.models[small] = refuse_row_one
+    output = tmp_path / "run"
+    make_difficulty(
+        "--config", str(write_config()), "--atlas-id", SOURCE_ID, "--n", "4",
+        "--output", str(output), "--jobs", "4",
+    )  # fmt: skip
+    model = load(output / "difficulty.json")["models"][0]
+    assert (model["solved"], model["verified"], model["unverified"], model["attempted"]) == (
+        1, 3, 1, 4,
+    )  # fmt: skip
+    failed = model["task_outcomes"][1]
+    assert failed["verification"]["status"] == "error"
+    assert (failed["counted_as"], failed["attempt_complete"]) == ("unverified", False)
+    assert model["generation_qc"]["solver_errors"] == 1
+    assert model["wilson_95"] == wilson_95(solved=1, verified=3)
+
+
+def test_a_learned_verifier_judge_is_recorded_alike_in_every_arm(
+    tmp_path, write_config, model_server
+):
+    judge = {"base_url": model_server.base_url, "model": "zai-org/GLM-5.3", "timeout": 10,
+             "provider": "Together", "api_key_env": HOSTED_KEY_ENV}  # fmt: skip
+    output = tmp_path / "run"
+    make_difficulty(
+        "--config", str(write_config(change=lambda d: d.update({"learned_verifier": judge}))),
+        "--atlas-id", SOURCE_ID, "--n", "1", "--output", str(output),
+    )  # fmt: skip
+    report = load(output / "difficulty.json")
+    recorded = [model["verifier_configuration"]["learned_verifier"] for model in report["models"]]
+    assert recorded == [
+        {"model": "zai-org/GLM-5.3", "provider": "Together", "reasoning_effort": "low",
+         "max_output_tokens": 16384}
+    ] * 3  # fmt: skip
+    classification = classify_report(report=report)
+    assert classification.status == "current"
+    assert classification.note.endswith(
+        "Nemotron's learned verifiers used Hosted GLM-5.3 with Low reasoning effort across all "
+        "three arms."
+    )
+    worker_input = load(output / report["models"][0]["task_outcomes"][0]["execution_path"]
+                        / "input.json")  # fmt: skip
+    assert worker_input["config"]["learned_verifier"]["parameters"] == {"reasoning_effort": "low"}

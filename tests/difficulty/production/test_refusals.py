@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from atlas.models import Source
+from atlas.services.display import refresh_display_state
 from difficulty.eligibility import NOT_GOOD, OPEN_DEFECT
 from difficulty.production.config import load_difficulty_config
 from difficulty.registry import current_protocol
@@ -147,3 +149,34 @@ def test_the_example_config_names_the_protocol_models_and_no_generation_setting(
     assert {size: endpoint.model for size, endpoint in config.roles.items()} == {
         role.size: role.model for role in current_protocol().roles
     }
+
+
+def test_a_learned_verifier_judge_must_be_the_protocols(tmp_path, write_config, model_server):
+    judge = {"base_url": model_server.base_url, "model": "zai-org/GLM-4.6", "timeout": 10,
+             "provider": "Together"}  # fmt: skip
+    config = write_config(change=lambda d: d.update({"learned_verifier": judge}))
+    assert difficulty_fails(*run_args(config, tmp_path / "run")) == (
+        current_protocol().verifier_requirements[0].message
+    )
+    with_effort = {**judge, "model": "zai-org/GLM-5.3", "reasoning_effort": "high"}
+    config = write_config(change=lambda d: d.update({"learned_verifier": with_effort}))
+    assert "remove learned_verifier.reasoning_effort" in difficulty_fails(
+        *run_args(config, tmp_path / "run")
+    )
+
+
+def test_the_row_is_read_from_the_atlas_api(tmp_path, live_server, write_config, good_source):
+    """Without a saved row, the Atlas answers: here it says the source is no longer Good."""
+    Source.objects.filter(id=SOURCE_ID).update(quality="some_issues")
+    refresh_display_state(source_ids=[SOURCE_ID])
+
+    def from_api(document):
+        document["source"]["grading_snapshot"] = None
+        document["source"]["atlas_url"] = live_server.url
+
+    config = write_config(change=from_api)
+    assert difficulty_fails(*run_args(config, tmp_path / "run")) == NOT_GOOD
+    config = write_config(change=lambda d: d["source"].update({"grading_snapshot": None}))
+    assert difficulty_fails(*run_args(config, tmp_path / "run")).startswith(
+        "Save the source's Atlas row as source.grading_snapshot or set source.atlas_url"
+    )
