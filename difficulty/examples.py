@@ -23,13 +23,7 @@ SOLVED_BY_SIZE = {"small": 1, "large": 2, "hosted": 3}
 def _model_entry(*, size: str, solved: int) -> dict[str, Any]:
     protocol = current_protocol()
     role = protocol.required_role(size)
-    parameters = dict(protocol.required_parameters(role))
-    for requirement in role.requirements:
-        target = parameters
-        *parents, leaf = requirement.key.split(".")
-        for parent in parents:
-            target = target.setdefault(parent, {})
-        target[leaf] = requirement.equals
+    parameters = protocol.applied_parameters(role)
     verifier = {
         requirement.key: {**requirement.equals, "max_output_tokens": 4096}
         for requirement in protocol.verifier_requirements

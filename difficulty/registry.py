@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 import tomllib
 from dataclasses import dataclass, field
@@ -79,6 +80,19 @@ class Protocol:
 
     def required_parameters(self, role: Role) -> dict[str, Any]:
         return {**self.generation_parameters, **role.generation_parameters}
+
+    def applied_parameters(self, role: Role) -> dict[str, Any]:
+        """What the role's model is run with: the required parameters plus each role requirement
+        (its reasoning control, e.g. ``chat_template_kwargs.enable_thinking``) set at its dotted
+        key, so a run made with them classifies as current."""
+        parameters = copy.deepcopy(self.required_parameters(role))
+        for requirement in role.requirements:
+            target = parameters
+            *parents, leaf = requirement.key.split(".")
+            for parent in parents:
+                target = target.setdefault(parent, {})
+            target[leaf] = copy.deepcopy(requirement.equals)
+        return parameters
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,7 @@ from django.urls import reverse
 from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
 from difficulty.bars import FULL, bars_for, status_chip
+from difficulty.baseline import COUNT_KEYS, derived_counts, judge_labels
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.compact_chart import render_legend
 from difficulty.registry import get_registry, model_name
@@ -155,15 +156,8 @@ def _baseline(*, review: Any, contents: dict[str, str], evidence: _Evidence) -> 
     context = _json_artifact(contents=contents, path=CONTEXT_PATH)
     context = context if isinstance(context, dict) else {}
     recorded = context.get("reviewer_rollout_baseline")
-    runtime = [
-        item
-        for item in (review.collection or {}).get("reviews", [])
-        if isinstance(item, dict) and item.get("method") == "runtime_execution"
-    ]
     if isinstance(recorded, dict):
-        counts = {
-            key: recorded.get(key) for key in ("solved", "verified", "attempted", "unverified")
-        }
+        counts = {key: recorded.get(key) for key in COUNT_KEYS}
         labels = [
             str(item.get("label"))
             for item in recorded.get("configured_model_reviewers") or []
@@ -172,15 +166,8 @@ def _baseline(*, review: Any, contents: dict[str, str], evidence: _Evidence) -> 
         derived = False
         limitations = [str(item) for item in recorded.get("limitations") or []]
     else:
-        verified = [r for r in runtime if _verification(r).get("status") == "verified"]
-        solved = [r for r in verified if _verification(r).get("passed") is True]
-        counts = {
-            "solved": len(solved),
-            "verified": len(verified),
-            "attempted": len(runtime),
-            "unverified": len(runtime) - len(verified),
-        }
-        labels = _judge_labels(review)
+        counts = dict(derived_counts(collection=review.collection))
+        labels = judge_labels(collection=review.collection)
         derived = True
         limitations = []
     reference = context.get("historical_reference")
@@ -200,20 +187,6 @@ def _baseline(*, review: Any, contents: dict[str, str], evidence: _Evidence) -> 
         "applicability": reference.get("applicability"),
         "reference_limitations": [str(item) for item in reference.get("limitations") or []],
     }
-
-
-def _verification(review_item: dict[str, Any]) -> dict[str, Any]:
-    value = (review_item.get("attributes") or {}).get("verification")
-    return value if isinstance(value, dict) else {}
-
-
-def _judge_labels(review: Any) -> list[str]:
-    labels = [
-        (item.get("reviewer") or {}).get("label")
-        for item in (review.collection or {}).get("reviews", [])
-        if isinstance(item, dict) and item.get("method") == "model_judgment"
-    ]
-    return list(dict.fromkeys(str(label) for label in labels if label))
 
 
 def _number(value: Any) -> str:

@@ -80,8 +80,8 @@ def load_config(*, path: Path) -> ReviewConfig:
     check_no_credentials(raw)
     base = path.parent
     model = _model(raw.get("model"))
-    runtime = _runtime(raw.get("runtime"), base)
-    source = _source(raw.get("source"), base)
+    runtime = resolve_runtime(runtime=raw.get("runtime"), base=base)
+    source = resolve_source(source=raw.get("source"), base=base)
     resolved = {**raw, "model": _model_record(raw["model"]), "runtime": runtime, "source": source}
     return ReviewConfig(path=path, resolved=resolved, model=model)
 
@@ -106,19 +106,48 @@ def resolve_path(*, base: Path, value: str) -> str:
     return os.path.abspath(os.path.join(base, os.path.expanduser(value)))
 
 
+def is_endpoint(*, name: Any, base_url: Any, timeout: Any) -> bool:
+    """A non-empty model name and base URL and a positive timeout (§2.1.1)."""
+    return (
+        isinstance(name, str)
+        and bool(name.strip())
+        and isinstance(base_url, str)
+        and bool(base_url.strip())
+        and not isinstance(timeout, bool)
+        and isinstance(timeout, int | float)
+        and timeout > 0
+    )
+
+
+def checked_api_key_env(value: Any, *, where: str) -> str | None:
+    """The name of the key's environment variable, which must be set when the config loads."""
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value:
+        raise ReviewProductionError(f"{where}.api_key_env must name an environment variable")
+    if value not in os.environ:
+        raise ReviewProductionError(
+            f"Environment variable {value} named by {where}.api_key_env is not set"
+        )
+    return value
+
+
+def checked_retries(block: dict[str, Any], *, where: str) -> tuple[int, float]:
+    """``max_retries`` and ``retry_backoff_seconds`` with their defaults."""
+    max_retries = block.get("max_retries", DEFAULT_MAX_RETRIES)
+    backoff = block.get("retry_backoff_seconds", DEFAULT_RETRY_BACKOFF_SECONDS)
+    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
+        raise ReviewProductionError(f"{where}.max_retries must be a non-negative integer")
+    if isinstance(backoff, bool) or not isinstance(backoff, int | float) or backoff < 0:
+        raise ReviewProductionError(f"{where}.retry_backoff_seconds must be a non-negative number")
+    return max_retries, float(backoff)
+
+
 def _model(model: Any) -> ModelConfig:
     if not isinstance(model, dict):
         model = {}
     name, base_url, timeout = model.get("name"), model.get("base_url"), model.get("timeout")
-    if (
-        not isinstance(name, str)
-        or not name.strip()
-        or not isinstance(base_url, str)
-        or not base_url.strip()
-        or isinstance(timeout, bool)
-        or not isinstance(timeout, int | float)
-        or timeout <= 0
-    ):
+    if not is_endpoint(name=name, base_url=base_url, timeout=timeout):
         raise ReviewProductionError(
             "Provide an explicit model name, base_url, and positive timeout"
         )
@@ -130,25 +159,13 @@ def _model(model: Any) -> ModelConfig:
         raise ReviewProductionError(
             "Model parameters must not override identity, conversation, or credentials"
         )
-    api_key_env = model.get("api_key_env")
-    if api_key_env is not None:
-        if not isinstance(api_key_env, str) or not api_key_env:
-            raise ReviewProductionError("model.api_key_env must name an environment variable")
-        if api_key_env not in os.environ:
-            raise ReviewProductionError(
-                f"Environment variable {api_key_env} named by model.api_key_env is not set"
-            )
+    api_key_env = checked_api_key_env(model.get("api_key_env"), where="model")
     response_format = model.get("response_format", "json_schema")
     if response_format not in RESPONSE_FORMATS:
         raise ReviewProductionError(
             "model.response_format must be json_schema, json_object, or none"
         )
-    max_retries = model.get("max_retries", DEFAULT_MAX_RETRIES)
-    backoff = model.get("retry_backoff_seconds", DEFAULT_RETRY_BACKOFF_SECONDS)
-    if isinstance(max_retries, bool) or not isinstance(max_retries, int) or max_retries < 0:
-        raise ReviewProductionError("model.max_retries must be a non-negative integer")
-    if isinstance(backoff, bool) or not isinstance(backoff, int | float) or backoff < 0:
-        raise ReviewProductionError("model.retry_backoff_seconds must be a non-negative number")
+    max_retries, backoff = checked_retries(model, where="model")
     revision = model.get("revision")
     return ModelConfig(
         name=name,
@@ -160,7 +177,7 @@ def _model(model: Any) -> ModelConfig:
         api_key_env=api_key_env,
         response_format=response_format,
         max_retries=max_retries,
-        retry_backoff_seconds=float(backoff),
+        retry_backoff_seconds=backoff,
     )
 
 
@@ -175,7 +192,8 @@ def _model_record(model: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _runtime(runtime: Any, base: Path) -> dict[str, Any]:
+def resolve_runtime(*, runtime: Any, base: Path) -> dict[str, Any]:
+    """The ``runtime`` block checked and resolved (§2.2); make_difficulty shares it."""
     if runtime is None:
         runtime = {}
     if not isinstance(runtime, dict):
@@ -233,7 +251,8 @@ def _worker(route: str, worker: Any, base: Path) -> dict[str, Any]:
     }
 
 
-def _source(source: Any, base: Path) -> dict[str, Any]:
+def resolve_source(*, source: Any, base: Path) -> dict[str, Any]:
+    """The ``source`` block checked and resolved (§2.3); make_difficulty shares it."""
     if not isinstance(source, dict):
         raise ReviewProductionError("source must be an object")
     for key in ("source_id", "repository", "tasks_path"):

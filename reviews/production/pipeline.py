@@ -23,6 +23,7 @@ from reviews.collection_checks import (
     shipped_validator,
 )
 from reviews.production import records
+from reviews.production.concurrency import run_concurrently
 from reviews.production.config import ReviewConfig, load_config
 from reviews.production.errors import ReviewProductionError, UsageError
 from reviews.production.evidence import evidence_bundle
@@ -74,7 +75,6 @@ from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
 
 DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
 DEFAULT_JOBS = 4
-INTERRUPTED = "Interrupted; saved files remain in place. Run again with --resume to finish."
 
 
 @dataclass(frozen=True)
@@ -255,36 +255,20 @@ class _Run:
     def _panel(self, sample: Sample) -> list[TaskOutcome]:
         numbered = list(enumerate(sample.tasks, start=1))
         done: dict[int, TaskOutcome] = {}
-        errors: dict[int, BaseException] = {}
         self.progress.update("starting")
-        with concurrent.futures.ThreadPoolExecutor(max_workers=self.options.jobs) as pool:
-            futures = {pool.submit(self._task, n, t): n for n, t in numbered}
-            pending = set(futures)
-            try:
-                while pending:
-                    finished, pending = concurrent.futures.wait(
-                        pending, timeout=0.2, return_when=concurrent.futures.FIRST_COMPLETED
-                    )
-                    for future in finished:
-                        number = futures[future]
-                        try:
-                            done[number] = future.result()
-                        except BaseException as exc:  # collected; the first by number is raised
-                            errors[number] = exc
-                            self.stop.set()
-                            continue
-                        self._write_panel(done)
-                        self.progress.update(f"task {number:04d} judged", task_done=True)
-            except KeyboardInterrupt:
-                self.stop.set()
-                concurrent.futures.wait(pending)
-                raise ReviewProductionError(INTERRUPTED) from None
-        real = {n: e for n, e in errors.items() if not isinstance(e, KeyboardInterrupt)}
-        if real:
-            raise real[min(real)]
-        if errors:
-            raise ReviewProductionError(INTERRUPTED)
-        return [done[number] for number, _ in numbered]
+
+        def finished(_index: int, outcome: TaskOutcome) -> None:
+            done[outcome.number] = outcome
+            self._write_panel(done)
+            self.progress.update(f"task {outcome.number:04d} judged", task_done=True)
+
+        return run_concurrently(
+            items=numbered,
+            work=lambda item: self._task(*item),
+            jobs=self.options.jobs,
+            stop=self.stop,
+            finished=finished,
+        )
 
     def _task(self, number: int, task: Task) -> TaskOutcome:
         if self.stop.is_set():

@@ -15,8 +15,16 @@ from reviews.production.model_client import CallStats
 
 
 class Progress:
-    def __init__(self, *, total: int, stats: CallStats, stream: TextIO | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        total: int,
+        stats: CallStats,
+        stream: TextIO | None = None,
+        command: str = "make_review",
+    ) -> None:
         self.total = total
+        self.command = command
         self.stats = stats
         self.stream = stream if stream is not None else sys.stderr
         self.done = 0
@@ -27,7 +35,7 @@ class Progress:
     def line(self, stage: str) -> str:
         elapsed = time.monotonic() - self.started
         return (
-            f"make_review: tasks {self.done}/{self.total} · calls {self.stats.calls} · "
+            f"{self.command}: tasks {self.done}/{self.total} · calls {self.stats.calls} · "
             f"retries {self.stats.retries} · {elapsed:.1f}s · {stage}"
         )
 

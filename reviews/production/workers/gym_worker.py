@@ -59,6 +59,9 @@ class Attempt:
         self.execution_dir = execution_dir
         self.events = events
         self.turns = 0
+        # Each solver turn's finish_reason: "length" means the output budget (thinking included)
+        # ran out, which a difficulty measurement must record and never count as solved.
+        self.finish_reasons: list[str | None] = []
 
     def run(self) -> dict[str, Any]:
         import skyrl_gym
@@ -106,7 +109,14 @@ class Attempt:
             "verifier_executed": executed,
             "done": done,
             "turns": self.turns,
+            "finish_reasons": self.finish_reasons,
+            "stop_reason": self.stop_reason,
         }
+
+    @property
+    def stop_reason(self) -> str | None:
+        """The last solver turn's finish_reason, None before any answer."""
+        return self.finish_reasons[-1] if self.finish_reasons else None
 
     def _solve(self, messages: list[dict[str, Any]], options: dict[str, Any]) -> str:
         body = {
@@ -122,6 +132,7 @@ class Attempt:
         choices = response.get("choices") or []
         if len(choices) != 1:
             raise RuntimeError("Solver response must contain exactly one choice")
+        self.finish_reasons.append(choices[0].get("finish_reason"))
         return (choices[0].get("message") or {}).get("content") or ""
 
     @staticmethod
@@ -179,6 +190,7 @@ def main(input_path: str, execution_dir: str) -> int:
     except Exception as exc:
         capture.stop()
         outcome = error_outcome(events=events, exc=exc, turns=attempt.turns)
+        outcome.update(finish_reasons=attempt.finish_reasons, stop_reason=attempt.stop_reason)
     else:
         capture.stop()
     try:

@@ -1,0 +1,100 @@
+"""Difficulty execution: the task loader, the worker launcher and the MarinSkyRL code-identity
+check — the three roots whose definitions (with everything they reference and import) the
+execution-implementation attestation (difficulty.md §16) compares between the original run's
+copy of this file and the one executing a resume. Keep them here, in this one file, so that
+edits elsewhere (quality-review code, reports, the command) never read as changed execution.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import reviews.production
+from reviews.production.identity import (
+    HARBOR_TREES,
+    MARINSKYRL_TREES,
+    checkout_identity,
+    sha256_file,
+)
+from reviews.production.launcher import attempt_path, run_attempt
+from reviews.production.rundir import read_json
+from reviews.production.sampling import Sample, sample_tasks
+from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
+
+ROOTS = ("load_sample", "launch_attempt", "code_identity")
+ARMS_DIR = "difficulty"
+PACKAGE_DIR = Path(__file__).resolve().parent
+COMMAND_MODULE = PACKAGE_DIR.parent / "management" / "commands" / "make_difficulty.py"
+RUNTIME_PACKAGE_DIR = Path(reviews.production.__file__).resolve().parent
+
+
+def load_sample(*, source: dict[str, Any], n: int, seed: int) -> Sample:
+    """The one seeded sample every role attempts (make_review's reservoir over the source)."""
+    return sample_tasks(candidates=read_tasks(source=source), n=n, seed=seed)
+
+
+def arm_folder(*, run_dir: Path, size: str) -> Path:
+    return run_dir / ARMS_DIR / size
+
+
+def launch_attempt(
+    *,
+    run_dir: Path,
+    size: str,
+    number: int,
+    task: Task,
+    model: dict[str, Any],
+    runtime: dict[str, Any],
+    stop: threading.Event,
+    grace_seconds: float,
+) -> tuple[dict[str, Any], bool]:
+    """The role's attempt at sampled task ``number``: the saved one when it finished, else one
+    native worker run under ``difficulty/<size>/``. Returns the attempt with a run-relative
+    ``execution_path`` and whether a worker ran."""
+    arm = arm_folder(run_dir=run_dir, size=size)
+    attempt = read_json(attempt_path(run_dir=arm, number=number))
+    ran = attempt is None
+    if attempt is None:
+        attempt = run_attempt(
+            run_dir=arm,
+            number=number,
+            task=task,
+            model=model,
+            runtime=runtime,
+            stop=stop,
+            grace_seconds=grace_seconds,
+        )
+    prefix = arm.relative_to(run_dir).as_posix()
+    return {**attempt, "execution_path": f"{prefix}/{attempt['execution_path']}"}, ran
+
+
+def code_identity(*, runtime: dict[str, Any], tasks: tuple[Task, ...]) -> dict[str, Any]:
+    """The native checkouts (commit, dirty state, Python tree hash) the attempts execute, and
+    whole-file hashes of the production code that runs them."""
+    identity: dict[str, Any] = {
+        "marinskyrl": checkout_identity(
+            checkout=Path(runtime["marinskyrl_checkout"]), trees=MARINSKYRL_TREES
+        ),
+        "harbor": None,
+        "implementation": implementation_hashes(),
+    }
+    if any(task.route == HARBOR_ROUTE for task in tasks):
+        identity["harbor"] = checkout_identity(
+            checkout=Path(runtime["harbor_checkout"]), trees=HARBOR_TREES
+        )
+    return identity
+
+
+def implementation_hashes() -> dict[str, str]:
+    """Whole-file SHA-256 of make_difficulty, its package and the shared runtime."""
+    hashes = {"make_difficulty.py": sha256_file(COMMAND_MODULE)}
+    for prefix, folder in (
+        ("difficulty_production", PACKAGE_DIR),
+        ("review_runtime", RUNTIME_PACKAGE_DIR),
+    ):
+        for path in sorted(folder.rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                hashes[f"{prefix}/{path.relative_to(folder).as_posix()}"] = sha256_file(path)
+    return hashes

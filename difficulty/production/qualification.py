@@ -1,0 +1,90 @@
+"""Whether the configured source may be measured: the Atlas row (saved as the config's
+``source.grading_snapshot`` or read from ``<source.atlas_url>/api/sources/<id>/``) must qualify
+under ``difficulty.eligibility`` — the rule and words the Atlas itself uses — and the configured
+current review must be the row's current review, so the reviewer baseline describes it."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+
+from difficulty.eligibility import Standing, refusal
+from difficulty.production.errors import DifficultyProductionError
+
+ROW_TIMEOUT_SECONDS = 30.0
+
+
+def atlas_row(*, source: dict[str, Any], atlas_id: str) -> dict[str, Any]:
+    """The source's Atlas row: the saved snapshot, else the API's answer."""
+    if source.get("source_id") != atlas_id:
+        raise DifficultyProductionError(
+            f"source.source_id is {source.get('source_id')}, not the measured Atlas source "
+            f"{atlas_id}"
+        )
+    if source.get("grading_snapshot"):
+        try:
+            row = json.loads(Path(source["grading_snapshot"]).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise DifficultyProductionError(f"Cannot read the Atlas row snapshot: {exc}") from None
+    elif source.get("atlas_url"):
+        url = f"{str(source['atlas_url']).rstrip('/')}/api/sources/{quote(atlas_id, safe='')}/"
+        try:
+            response = httpx.get(url, timeout=ROW_TIMEOUT_SECONDS)
+        except httpx.HTTPError as exc:
+            raise DifficultyProductionError(
+                f"Cannot read the Atlas row from {url}: {exc}"
+            ) from None
+        if response.status_code != 200:
+            raise DifficultyProductionError(
+                f"Cannot read the Atlas row from {url}: HTTP {response.status_code}"
+            )
+        row = response.json()
+    else:
+        raise DifficultyProductionError(
+            "Save the source's Atlas row as source.grading_snapshot or set source.atlas_url: "
+            "only a qualifying source is measured"
+        )
+    if not isinstance(row, dict) or row.get("id") != atlas_id:
+        raise DifficultyProductionError("The Atlas row identifies a different source")
+    return row
+
+
+def check_qualifies(*, row: dict[str, Any]) -> None:
+    """Refuse with the Atlas's words unless the row is active, Good on current revisions, with
+    a current review and no open verifier defect."""
+    refused = refusal(
+        Standing(
+            active=row.get("active") is True,
+            effective_quality=row.get("quality"),
+            review_stale=row.get("review_stale") is not False,
+            open_defect=bool(row.get("verifier_issues")),
+            review_is_current=bool(row.get("review_id")),
+        )
+    )
+    if refused:
+        raise DifficultyProductionError(refused)
+
+
+def current_review_collection(*, source: dict[str, Any], row: dict[str, Any]) -> dict[str, Any]:
+    """The published collection of the row's current review (a review's id is the SHA-256 of
+    its ``quality-reviews.json``), read from ``source.current_review``."""
+    path = source.get("current_review")
+    if not path:
+        raise DifficultyProductionError(
+            "Set source.current_review to the current review's quality-reviews.json: the "
+            "reviewer solve baseline is read from it"
+        )
+    try:
+        raw = Path(path).read_bytes()
+    except OSError as exc:
+        raise DifficultyProductionError(f"Cannot read the current review: {exc}") from None
+    if hashlib.sha256(raw).hexdigest() != row.get("review_id"):
+        raise DifficultyProductionError(
+            f"{path} is not the source's current review {row.get('review_id')}"
+        )
+    return json.loads(raw)
