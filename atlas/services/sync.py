@@ -160,8 +160,6 @@ def _reconcile(
         rows_written += refresh_display_state(source_ids=sorted(touched_ids))
 
     any_changed = any(item["changed"] for item in results) or bool(retired_origins)
-    if rows_written and connection.vendor == "postgresql":
-        bulk_writes.analyze(model=Source)
     run = RefreshRun.objects.create(
         started_at=started_at,
         finished_at=timezone.now(),

@@ -298,3 +298,15 @@ def test_a_changed_revision_rewrites_only_the_rows_that_differ(write_catalog):
     assert Source.objects.get(id="MarinSkyRL:00").display_name == "marker"
     sync_catalog(catalog_path=write_catalog([rows[0], *changed]), force=True, trigger="command")
     assert Source.objects.get(id="MarinSkyRL:00").display_name != "marker"
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db
+def test_a_sync_that_wrote_rows_leaves_planner_statistics(write_catalog):
+    """Inside a caller's transaction VACUUM cannot run; the statistics are still refreshed."""
+    rows = [make_row(f"MarinSkyRL:{i:03d}") for i in range(120)]
+    sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'catalog_sources'")
+        assert cursor.fetchone()[0] == 120
