@@ -98,32 +98,38 @@ def unstorable_path(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     """The path of the first value the database cannot store (NUL, lone surrogate, integer beyond
     64 bits, non-finite number) or nested deeper than ``max_depth``; "" for the root; None if
     every value can be stored."""
-    return _scan(value, (), 0, max_depth)
+    found = _unstorable_at(value, 0, max_depth)
+    return None if found is None else field_path(reversed(found))
 
 
-def _scan(value: Any, path: tuple[Any, ...], depth: int, max_depth: int) -> str | None:
+def _unstorable_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
+    """The path (reversed) from ``value`` to the first unstorable value below it, else None. The
+    path is built only on the way back from a find: a review collection has ~10 values per
+    evidence file, and a path per value visited cost more than the checks."""
     if depth > max_depth:
-        return field_path(path)
+        return []
     if isinstance(value, str):
-        return None if storable_text(value) else field_path(path)
+        return None if storable_text(value) else []
     if isinstance(value, bool) or value is None:
         return None
     if isinstance(value, int):
-        return None if INT64[0] <= value <= INT64[1] else field_path(path)
+        return None if INT64[0] <= value <= INT64[1] else []
     if isinstance(value, float):
-        return None if math.isfinite(value) else field_path(path)
+        return None if math.isfinite(value) else []
     if isinstance(value, dict):
         for key, item in value.items():
             if not storable_text(str(key)):
-                return field_path((*path, key))
-            found = _scan(item, (*path, key), depth + 1, max_depth)
+                return [key]
+            found = _unstorable_at(item, depth + 1, max_depth)
             if found is not None:
+                found.append(key)
                 return found
         return None
     if isinstance(value, list):
         for index, item in enumerate(value):
-            found = _scan(item, (*path, index), depth + 1, max_depth)
+            found = _unstorable_at(item, depth + 1, max_depth)
             if found is not None:
+                found.append(index)
                 return found
     return None
 
