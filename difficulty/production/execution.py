@@ -42,6 +42,7 @@ def arm_folder(*, run_dir: Path, size: str) -> Path:
 def launch_attempt(
     *,
     run_dir: Path,
+    root: Path,
     size: str,
     number: int,
     task: Task,
@@ -51,8 +52,9 @@ def launch_attempt(
     grace_seconds: float,
 ) -> tuple[dict[str, Any], bool]:
     """The role's attempt at sampled task ``number``: the saved one when it finished, else one
-    native worker run under ``difficulty/<size>/``. Returns the attempt with a run-relative
-    ``execution_path`` and whether a worker ran."""
+    native worker run under ``difficulty/<size>/``. Returns the attempt with its
+    ``execution_path`` relative to ``root`` (the run directory, or the original run a follow-up
+    is filed in) and whether a worker ran."""
     arm = arm_folder(run_dir=run_dir, size=size)
     attempt = read_json(attempt_path(run_dir=arm, number=number))
     ran = attempt is None
@@ -66,7 +68,7 @@ def launch_attempt(
             stop=stop,
             grace_seconds=grace_seconds,
         )
-    prefix = arm.relative_to(run_dir).as_posix()
+    prefix = arm.relative_to(root).as_posix()
     return {**attempt, "execution_path": f"{prefix}/{attempt['execution_path']}"}, ran
 
 

@@ -1,7 +1,9 @@
 """``--follow-up KIND --changed KEY=VALUE … --reason TEXT``: the one way to measure outside the
 protocol's settings (difficulty.md §7). Each change names a role and what changed —
 ``large.max_tokens=32768``, ``hosted.model=org/other`` — and the run records exactly those changes
-and the reason, as a follow-up entry ready for the original report's ``protocol_followups``.
+and the reason, as follow-up entries (``followups[]``) for the original report's
+``protocol_followups``. With ``--output <run>/difficulty/followups/<name>`` the entries are filed
+into ``<run>/difficulty.json`` directly (``pipeline.file_followups``).
 """
 
 from __future__ import annotations
@@ -61,7 +63,14 @@ class FollowUp:
             "reason": self.reason,
         }
 
-    def annotate(self, *, report: dict[str, Any], protocol: Protocol) -> dict[str, Any]:
+    def annotate(
+        self,
+        *,
+        report: dict[str, Any],
+        protocol: Protocol,
+        report_path: str,
+        original_report_path: str | None,
+    ) -> dict[str, Any]:
         """The follow-up report: its own numbers plus ``followups[]`` entries (one per measured
         role) in the §7 shape, to append to the original report's ``protocol_followups``."""
         entries = []
@@ -78,12 +87,14 @@ class FollowUp:
                 "generation_parameters": model["generation_parameters"],
                 "reason": self.reason,
                 "limitations": [self.reason],
-                "report_path": "difficulty.json",
+                "report_path": report_path,
                 **{key: model[key] for key in ("solved", "verified", "unverified", "attempted")},
                 "solve_rate": model["solve_rate"],
                 "wilson_95": wilson_95(solved=model["solved"], verified=model["verified"]),
             }
             earlier = protocol.applied_parameters(protocol.required_role(size))
+            if original_report_path is not None:
+                entry["original_report_path"] = original_report_path
             settings = [
                 {"name": c.key, "earlier": _at(earlier, c.key), "new": c.value}
                 for c in changes

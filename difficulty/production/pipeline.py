@@ -151,9 +151,33 @@ def make_difficulty(
     lock = RunLock(output)
     lock.acquire()
     try:
-        return run.execute(output=output, identity=identity)
+        return run.execute(
+            output=output, identity=identity, root=followup_root(output) if followup else None
+        )
     finally:
         lock.release()
+
+
+def followup_root(output: Path) -> Path | None:
+    """The original run a follow-up is filed in: ``--output <run>/difficulty/followups/<name>``
+    of a finished ``<run>``. Its evidence paths are then relative to ``<run>`` and its entries
+    join that run's ``protocol_followups``, so one ``publish_difficulty`` publishes both."""
+    folder = output.parent
+    if folder.name != "followups" or folder.parent.name != "difficulty":
+        return None
+    run = folder.parent.parent
+    return run if (run / REPORT_FILE).is_file() else None
+
+
+def file_followups(*, root: Path, entries: list[dict[str, Any]]) -> None:
+    """Add (or replace, by id) the follow-up entries in the original run's report."""
+    report = read_json(root / REPORT_FILE)
+    if not isinstance(report, dict):
+        raise DifficultyProductionError(f"The original report {root / REPORT_FILE} is unreadable")
+    ids = {entry["id"] for entry in entries}
+    kept = [item for item in report.get("protocol_followups") or [] if item.get("id") not in ids]
+    report["protocol_followups"] = [*kept, *entries]
+    write_text_file(root / REPORT_FILE, json_text(report))
 
 
 class _Run:
@@ -254,8 +278,13 @@ class _Run:
 
     # --- the run ---
 
-    def execute(self, *, output: Path, identity: dict[str, Any]) -> DifficultyResult:
+    def execute(
+        self, *, output: Path, identity: dict[str, Any], root: Path | None
+    ) -> DifficultyResult:
         self.output = output
+        # Evidence paths are relative to the directory that will be published.
+        self.root = root or output
+        self.prefix = "" if root is None else f"{output.relative_to(root).as_posix()}/"
         self.identity_record = identity
         attestation = self._check_or_write_identity(output=output, identity=identity)
         if attestation is not None and not attestation["matching"] and self.stderr:
@@ -331,6 +360,7 @@ class _Run:
         endpoint = self.config.roles[size]
         return launch_attempt(
             run_dir=self.output,
+            root=self.root,
             size=size,
             number=number,
             task=task,
@@ -367,7 +397,7 @@ class _Run:
         for size in self.sizes:
             endpoint = self.config.roles[size]
             outcomes = [
-                task_outcome(run_dir=self.output, task=task, attempt=attempts[(size, number)])
+                task_outcome(run_dir=self.root, task=task, attempt=attempts[(size, number)])
                 for number, task in enumerate(self.sample.tasks, start=1)
             ]
             write_json_file(
@@ -404,9 +434,18 @@ class _Run:
             quality_sample_size=sum(
                 1 for s in self.collection.get("subjects", []) if s.get("level") == "task"
             ),
+            prefix=self.prefix,
         )
-        if self.options.followup is not None:
-            report = self.options.followup.annotate(report=report, protocol=self.protocol)
+        followup = self.options.followup
+        if followup is not None:
+            report = followup.annotate(
+                report=report,
+                protocol=self.protocol,
+                report_path=f"{self.prefix}{REPORT_FILE}",
+                original_report_path=REPORT_FILE if self.root != self.output else None,
+            )
         # Written last: its existence marks the run as finished.
         write_text_file(self.output / REPORT_FILE, json_text(report))
+        if followup is not None and self.root != self.output:
+            file_followups(root=self.root, entries=report["followups"])
         return report
