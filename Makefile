@@ -75,12 +75,10 @@ format: install ## apply ruff fixes and formatting
 	$(UV) run --frozen ruff check --fix .
 	$(UV) run --frozen ruff format .
 
-bench: install ## benchmarks (PostgreSQL via DATABASE_URL); not part of make test
+bench: install ## every benchmark to the end, one table against the floors (PostgreSQL via DATABASE_URL)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set (a PostgreSQL server)"; exit 2; }
-	$(BENCH) benchmarks/sync.py
-	$(BENCH) benchmarks/catalog.py
-	$(BENCH) benchmarks/review_import.py
-	$(BENCH) benchmarks/make_difficulty.py
+	$(UV) sync --frozen --group bench
+	$(BENCH) benchmarks/run.py --output var/bench-table.md
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts

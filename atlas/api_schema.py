@@ -14,7 +14,7 @@ when writes on the same view need a permission (``permission_for_writes``).
 
 A postprocessing hook also turns the free-text ``origin`` and ``family`` filters of the sources
 list into the enumerations the catalog currently holds: the API refuses any other value, and the
-schema says so.
+schema says so. Another gives every free-text parameter the pattern of storable text (no NUL).
 """
 
 from __future__ import annotations
@@ -115,4 +115,22 @@ def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str,
             for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
                 if parameter.get("in") == "query" and parameter.get("name") in values:
                     parameter["schema"] = {"type": "string", "enum": values[parameter["name"]]}
+    return result
+
+
+# What ``atlas.middleware.UnstorableInputMiddleware`` refuses: text PostgreSQL cannot store.
+STORABLE_TEXT = "^[^\\x00]*$"
+
+
+def storable_text_parameters(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """POSTPROCESSING_HOOKS: a free-text path or query parameter may not hold a NUL (every request
+    carrying one is refused with 400), so the schema's pattern says so."""
+    for item in result.get("paths", {}).values():
+        for operation in item.values():
+            for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
+                schema = parameter.get("schema") or {}
+                if schema.get("type") == "string" and not {"enum", "pattern", "format"} & set(
+                    schema
+                ):
+                    schema["pattern"] = STORABLE_TEXT
     return result

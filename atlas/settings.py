@@ -196,6 +196,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "atlas.api_schema.catalog_vocabulary_enums",
+        "atlas.api_schema.storable_text_parameters",
     ],
 }
 

@@ -31,6 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.report import Row, emit, emit_limit  # noqa: E402
 from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
 from tests.production.conftest import (  # noqa: E402
     DATASET_REVISION,
@@ -214,6 +215,26 @@ def measure(*, route: str, n: int, jobs: int, latency: float, root: Path, checko
     }
 
 
+def emit_rows(*, report: dict) -> None:
+    """The route's figures for the `make bench` table: throughput against the ideal (every call
+    waiting its latency, ``jobs`` at a time — the floor) and make_review's own CPU per task."""
+    route = f"{report['route']} route, n={report['n']}, jobs={report['jobs']}"
+    emit(
+        row=Row(
+            benchmark="make_review",
+            figure=f"model calls per second, {route}",
+            value=report["calls"] / report["wall_s"],
+            unit="calls/s",
+            baseline="ideal (latency-bound)",
+            baseline_value=report["calls"] / report["ideal_s"],
+            goal_operator=">=",
+            goal=0.7,
+        )
+    )
+    emit_limit(benchmark="make_review", figure=f"own CPU per task, {route}",
+               value=report["own_cpu_ms_per_task"], unit="ms", at_most=50)  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=24)
@@ -235,6 +256,7 @@ def main() -> None:
                 checkout=checkout,
             )
             print(json.dumps(report))
+            emit_rows(report=report)
 
 
 if __name__ == "__main__":

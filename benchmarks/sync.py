@@ -13,18 +13,20 @@ reading and validating the artifact):
 * a no-change sync (must write 0 rows),
 * a sync where 10 % of the rows changed,
 
-and, in the same run, the baseline: the same rows and columns written with raw psycopg as
-COPY into a temporary table followed by one ``INSERT … ON CONFLICT (id) DO UPDATE``. The baseline
-gets its display-state values precomputed (only serialisation and the database work are timed),
-so it is a lower bound on the cost of writing the rows. Throughput is rows of the artifact per
-second; the target is at least 0.5x the baseline's throughput.
+and, in the same run, each one's floor with raw psycopg: read and parse the artifact with orjson,
+COPY the rows (all of them, or only the changed ones for the 10 % sync) into a temporary table and
+apply one ``INSERT … ON CONFLICT (id) DO UPDATE``. The floor gets its display-state values
+precomputed (the project's own rule, not I/O), so it is a lower bound on the cost of a sync.
+Throughput is rows of the artifact per second; the goal (issue 12) is a first sync at ≥ 0.8× the
+floor, the others ≥ 0.5×. Figures go to the ``make bench`` table (``benchmarks/report.py``); a
+missed goal is a row of the table, not an exit status.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -41,6 +43,7 @@ def parse_args() -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated row counts")
     parser.add_argument("--keep", action="store_true", help="do not drop the database at the end")
+    parser.add_argument("--repeat", type=int, default=3, help="interleaved first syncs (medians)")
     return parser.parse_args()
 
 
@@ -148,26 +151,44 @@ def service_sync(path: Path, *, force: bool = False) -> tuple[float, int]:
     return seconds, RefreshRun.objects.get(id=result["run"]).rows_written
 
 
-def baseline_values(rows: list[dict[str, Any]]) -> tuple[list[str], list[tuple]]:
-    """The columns and values the service writes for these rows (computed outside the timing)."""
+def baseline_states(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
+    """The columns the service writes, and per source id the values it writes besides the payload
+    (the display state, computed outside the timing: it is the project's own rule, not I/O)."""
     from atlas.display_state import EMPTY_CONTEXT, compute_display_state
     from atlas.services.sync import UPSERT_FIELDS
 
     columns = ["id", *UPSERT_FIELDS]
-    values = []
+    states = {}
     for row in rows:
         state = compute_display_state(payload=row, curated={}, active=True, context=EMPTY_CONTEXT)
-        record = {"id": row["id"], "origin": row["origin"], "payload": row, "active": True, **state}
-        values.append(tuple(record[name] for name in columns))
-    return columns, values
+        record = {
+            "id": row["id"],
+            "origin": row["origin"],
+            "payload": None,
+            "active": True,
+            **state,
+        }
+        states[row["id"]] = [record[name] for name in columns]
+    return columns, states
 
 
-def baseline_upsert(dsn: str, columns: list[str], values: list[tuple]) -> float:
-    """COPY into a temporary table, then one INSERT … ON CONFLICT DO UPDATE, in one transaction."""
+def baseline_upsert(
+    dsn: str,
+    *,
+    artifact: Path,
+    columns: list[str],
+    states: dict[str, list[Any]],
+    only: set[str] | None = None,
+) -> float:
+    """The floor of a sync: read and parse the artifact with orjson, COPY its rows (all, or the
+    ``only`` ids) into a temporary table and apply one INSERT … ON CONFLICT DO UPDATE, in one
+    transaction. What a sync cannot avoid; validation and change tracking are not in it."""
+    import orjson
     import psycopg
     from psycopg import sql
 
-    json_columns = {"payload", "difficulty_summary"}
+    json_positions = [i for i, c in enumerate(columns) if c in {"payload", "difficulty_summary"}]
+    payload_position = columns.index("payload")
     quoted = sql.SQL(", ").join(sql.Identifier(c) for c in columns)
     updates = sql.SQL(", ").join(
         sql.SQL("{} = EXCLUDED.{}").format(sql.Identifier(c), sql.Identifier(c))
@@ -176,20 +197,22 @@ def baseline_upsert(dsn: str, columns: list[str], values: list[tuple]) -> float:
     )
     with psycopg.connect(dsn) as conn:
         start = time.perf_counter()
+        rows = orjson.loads(artifact.read_bytes())["sources"]
         with conn.transaction(), conn.cursor() as cursor:
             cursor.execute(
                 "CREATE TEMP TABLE bench_stage (LIKE catalog_sources INCLUDING DEFAULTS) "
                 "ON COMMIT DROP"
             )
-            positions = [i for i, c in enumerate(columns) if c in json_columns]
             copy_sql = sql.SQL("COPY bench_stage ({}) FROM STDIN").format(quoted)
             with cursor.copy(copy_sql) as copy:
-                for record in values:
-                    if positions:
-                        record = list(record)
-                        for i in positions:
-                            if record[i] is not None:
-                                record[i] = json.dumps(record[i])
+                for row in rows:
+                    if only is not None and row["id"] not in only:
+                        continue
+                    record = list(states[row["id"]])
+                    record[payload_position] = row
+                    for i in json_positions:
+                        if record[i] is not None:
+                            record[i] = orjson.dumps(record[i]).decode()
                     copy.write_row(record)
             cursor.execute(
                 sql.SQL(
@@ -200,12 +223,33 @@ def baseline_upsert(dsn: str, columns: list[str], values: list[tuple]) -> float:
         return time.perf_counter() - start
 
 
+def baseline_compare(dsn: str, *, artifact: Path) -> float:
+    """The floor of a sync that finds nothing to write: read and parse the artifact, read the
+    stored payloads, compare them row by row."""
+    import orjson
+    import psycopg
+
+    with psycopg.connect(dsn) as conn:
+        start = time.perf_counter()
+        rows = orjson.loads(artifact.read_bytes())["sources"]
+        stored = {
+            key: orjson.loads(payload)
+            for key, payload in conn.execute(
+                "SELECT id, payload::text FROM catalog_sources WHERE active"
+            )
+        }
+        changed = sum(stored.get(row["id"]) != row for row in rows)
+        elapsed = time.perf_counter() - start
+    assert changed == 0, changed
+    return elapsed
+
+
 def plain_dsn(url: str) -> str:
     parts = urlsplit(url)
     return urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
 
 
-def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
+def bench_size(*, size: int, workdir: Path, dsn: str, repeat: int) -> dict[str, Any]:
     from atlas.catalog_artifact import write_document
 
     rows = make_rows(size)
@@ -214,14 +258,21 @@ def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
     changed_rows = change_tenth(rows)
     changed_path = workdir / f"catalog-{size}-changed.json"
     write_document(rows=changed_rows, output=changed_path)
-    columns, values = baseline_values(rows)
-    changed_columns, changed_values = baseline_values(changed_rows)
-    changed_only = [
-        v for v, row, old in zip(changed_values, changed_rows, rows, strict=True) if row != old
-    ]
+    columns, states = baseline_states(rows)
+    _, changed_states = baseline_states(changed_rows)
+    changed_ids = {row["id"] for row, old in zip(changed_rows, rows, strict=True) if row != old}
 
-    reset_tables()
-    first_s, first_written = service_sync(first_path)
+    # The headline figure: first syncs and their floor in turn (a shared machine), medians.
+    first_times, floor_times = [], []
+    for _ in range(repeat):
+        reset_tables()
+        floor_times.append(
+            baseline_upsert(dsn, artifact=first_path, columns=columns, states=states)
+        )
+        reset_tables()
+        first_s, first_written = service_sync(first_path)
+        first_times.append(first_s)
+    first_s, base_insert_s = statistics.median(first_times), statistics.median(floor_times)
     same_s, same_written = service_sync(first_path)
     tenth_s, tenth_written = service_sync(changed_path)
     forced_s, forced_written = service_sync(changed_path, force=True)
@@ -230,9 +281,11 @@ def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
     retire_s, _ = service_sync(half_path, force=True)
 
     reset_tables()
-    base_insert_s = baseline_upsert(dsn, columns, values)
-    base_update_s = baseline_upsert(dsn, changed_columns, changed_values)
-    base_changed_only_s = baseline_upsert(dsn, changed_columns, changed_only)
+    baseline_upsert(dsn, artifact=first_path, columns=columns, states=states)
+    base_changed_s = baseline_upsert(
+        dsn, artifact=changed_path, columns=columns, states=changed_states, only=changed_ids
+    )
+    base_compare_s = baseline_compare(dsn, artifact=changed_path)
     reset_tables()
     return {
         "size": size,
@@ -242,57 +295,46 @@ def bench_size(size: int, workdir: Path, dsn: str) -> dict[str, Any]:
         "forced": (forced_s, forced_written),
         "retire_half": (retire_s, size - len(changed_rows[::2])),
         "baseline_insert": base_insert_s,
-        "baseline_upsert_all": base_update_s,
-        "baseline_upsert_changed": (base_changed_only_s, len(changed_only)),
+        "baseline_compare": base_compare_s,
+        "baseline_changed": base_changed_s,
     }
 
 
-def report(result: dict[str, Any]) -> bool:
+def report(result: dict[str, Any]) -> None:
+    from benchmarks.report import Row, emit, emit_limit
+
     size = result["size"]
 
     def rate(seconds: float) -> float:
         return size / seconds if seconds else float("inf")
 
-    base_insert = rate(result["baseline_insert"])
-    base_all = rate(result["baseline_upsert_all"])
-    lines = [f"\n== {size:,} rows =="]
-    lines.append(
-        f"baseline COPY+INSERT (empty table)  {result['baseline_insert']:7.3f} s  "
-        f"{base_insert:12,.0f} rows/s"
-    )
-    lines.append(
-        f"baseline COPY+UPSERT (all conflict) {result['baseline_upsert_all']:7.3f} s  "
-        f"{base_all:12,.0f} rows/s"
-    )
-    changed_s, changed_n = result["baseline_upsert_changed"]
-    lines.append(f"baseline COPY+UPSERT ({changed_n:,} changed rows only) {changed_s:7.3f} s")
-    ok = True
-    for label, key, baseline in (
-        ("first sync", "first", base_insert),
-        ("no-change sync", "unchanged", base_all),
-        ("10 %-changed sync", "tenth", base_all),
-        ("forced sync", "forced", base_all),
+    # (figure, service result key, floor key, floor name, goal): the issue's goal for the first
+    # sync; the project's earlier 0.5× target for the others.
+    for label, key, floor_key, floor_name, goal in (
+        ("first sync (median)", "first", "baseline_insert", "read + COPY + upsert", 0.8),
+        ("no-change sync", "unchanged", "baseline_compare", "read + compare stored", 0.5),
+        ("10 %-changed sync", "tenth", "baseline_changed", "read + upsert changed", 0.5),
+        # The forced sync re-reads the artifact the 10 % sync applied: nothing is left to write.
+        ("forced sync, unchanged rows", "forced", "baseline_compare", "read + compare stored", 0.5),
     ):
         seconds, written = result[key]
-        ratio = rate(seconds) / baseline
-        lines.append(
-            f"{label:<20} {seconds:8.3f} s  {rate(seconds):12,.0f} rows/s  "
-            f"{ratio:5.2f}x baseline  rows written {written:,}"
+        emit(
+            row=Row(
+                benchmark="sync",
+                figure=f"{label}, {size:,} rows (wrote {written:,})",
+                value=rate(seconds),
+                unit="rows/s",
+                baseline=floor_name,
+                baseline_value=rate(result[floor_key]),
+                goal_operator=">=",
+                goal=goal,
+            )
         )
-        if key != "forced" and ratio < 0.5:
-            ok = False
+    emit_limit(benchmark="sync", figure=f"no-change sync rows written, {size:,} rows",
+               value=result["unchanged"][1], unit="rows", at_most=0)  # fmt: skip
     retire_s, retired = result["retire_half"]
-    lines.append(
-        f"forced sync retiring {retired:,} sources {retire_s:8.3f} s  (target < 30 s: "
-        f"{'met' if retire_s < 30 else 'NOT met'})"
-    )
-    if retire_s >= 30:
-        ok = False
-    if result["unchanged"][1] != 0:
-        lines.append("!! the no-change sync wrote rows")
-        ok = False
-    print("\n".join(lines))
-    return ok
+    emit_limit(benchmark="sync", figure=f"forced sync retiring {retired:,} sources",
+               value=retire_s, unit="s", at_most=30)  # fmt: skip
 
 
 def main() -> int:
@@ -312,14 +354,15 @@ def main() -> int:
 
         call_command("migrate", verbosity=0)
         sizes = [int(item) for item in args.sizes.split(",") if item.strip()]
-        all_ok = True
         with tempfile.TemporaryDirectory() as workdir:
             for size in sizes:
-                all_ok &= report(bench_size(size, Path(workdir), plain_dsn(url)))
+                report(
+                    bench_size(
+                        size=size, workdir=Path(workdir), dsn=plain_dsn(url), repeat=args.repeat
+                    )
+                )
         connections.close_all()
-        print("\ntarget (>= 0.5x baseline throughput, no-change sync writes 0 rows):",
-              "met" if all_ok else "NOT met")  # fmt: skip
-        return 0 if all_ok else 1
+        return 0
     finally:
         if not args.keep:
             recreate_database(maintenance, name, drop_only=True)

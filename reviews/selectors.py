@@ -18,6 +18,7 @@ from django.db.models import Case, F, Func, IntegerField, JSONField, Q, When
 from django.db.models.functions import Coalesce
 
 from atlas import timestamps
+from atlas.labels import is_web_link
 from atlas.models import Source
 from reviews import labels, page_sections
 from reviews.kinds import pool_role
@@ -330,12 +331,13 @@ def _evidence_item(
     path = evidence.get("snapshot_path") or ""
     url = evidence.get("url") or ""
     published = path in owned_paths
+    linkable = is_web_link(url)
     return EvidenceItem(
         item=evidence,
         snapshot_path=path,
         artifact_review_id=owner_id if published else None,
-        external_url=url if not published and url.startswith(("http://", "https://")) else None,
-        not_published=not published and not url.startswith(("http://", "https://")),
+        external_url=url if not published and linkable else None,
+        not_published=not published and not linkable,
     )
 
 

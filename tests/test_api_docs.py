@@ -32,3 +32,21 @@ def test_schema_documents_the_public_api(client):
     ):
         assert expected in paths, expected
     assert any(path.startswith("/api/reviews/{") and "difficulty" in path for path in paths)
+
+
+def test_free_text_parameters_refuse_what_the_api_refuses(client):
+    """Every free-text parameter carries the storable-text pattern, and the pattern matches exactly
+    what the middleware lets through (a NUL is refused with 400)."""
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    free_text = [
+        parameter["schema"]
+        for item in schema["paths"].values()
+        for operation in item.values()
+        for parameter in operation.get("parameters", [])
+        if parameter["schema"].get("type") == "string"
+        and not {"enum", "format"} & set(parameter["schema"])
+    ]
+    assert free_text and all("pattern" in parameter for parameter in free_text)
+    pattern = re.compile(free_text[0]["pattern"])
+    assert pattern.fullmatch("Task Trove:with space/x") and not pattern.fullmatch("a\x00b")
+    assert client.get("/api/sources/", {"q": "a\x00b"}).status_code == 400

@@ -8,6 +8,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
+from atlas.labels import is_web_link
 from reviews import labels
 from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.trace_viewers import render_value_html
@@ -46,7 +47,7 @@ def scalar(value: Any) -> str:
 def web_url(value: Any) -> str:
     """Only http(s) URLs from a collection become links."""
     text = str(value or "")
-    return text if text.startswith(("https://", "http://")) else ""
+    return text if is_web_link(text) else ""
 
 
 @register.filter

@@ -1,0 +1,231 @@
+"""`/api/sources/` and `/` against their floors, all three served over HTTP in the same run.
+
+* the project under gunicorn (``atlas.wsgi``, the production shape of ``make serve``);
+* the raw floor (``benchmarks/raw_floor.py``) under the same gunicorn command: the project's own
+  WHERE / ORDER BY / LIMIT (captured from the project's queries for the same address), one count
+  and one rows statement, the rows as orjson (API) or a bare HTML table (page). Its column list is
+  the page's narrow one, plus the payload for the API (API rows carry payload fields) — the
+  columns a list needs, not the full model the API selects today;
+* Datasette serving the same rows copied into SQLite (``benchmarks/sqlite_copy.py``), with the
+  same WHERE as ``_where``, the same sort and the same columns.
+
+Requests are interleaved (each round asks all three, in a rotating order) and the medians
+compared. The unfiltered landing (`/`, `/api/sources/`) is judged against the filtered answer of
+the same size (≤ 1.5×) and by the number of full scans of ``catalog_sources`` in its plans (0).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlencode
+
+import orjson
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from benchmarks import servers
+from benchmarks.report import Row, emit, emit_limit, median_ms
+from benchmarks.sqlite_copy import TABLE, copy_table
+
+FILTER = "type=RLVR&sort=-rows"
+GOAL_ROWS = (50, 500)  # the page sizes issue 12 sets goals for
+ROWS_FROM = f' FROM "{TABLE}" '
+
+
+@dataclass(frozen=True)
+class Case:
+    label: str
+    path: str
+    kind: str  # "api" or "page"
+    rows: int
+    filtered: bool
+    datasette_sort: tuple[str, str]  # Datasette's sort parameter and column
+
+
+def cases() -> list[Case]:
+    by_rows = ("_sort_desc", "task_count")
+    by_name = ("_sort", "display_name")
+    found = []
+    for kind, prefix in (("api", "/api/sources/"), ("page", "/")):
+        for rows in (50, 100, 500):
+            path = f"{prefix}?{FILTER}&page_size={rows}"
+            label = f"{prefix} filter + sort, {rows} rows"
+            found.append(Case(label, path, kind, rows, True, by_rows))
+        # The landing's default page size is 100: the filtered 100-row answer is its yardstick.
+        found.append(Case(f"{prefix} unfiltered landing", prefix, kind, 100, False, by_name))
+    return found
+
+
+def captured(*, client: Client, path: str) -> list[str]:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(path)
+    if response.status_code != 200:
+        raise RuntimeError(f"{path} answered {response.status_code}")
+    return [query["sql"] for query in queries.captured_queries]
+
+
+def rows_statement(*, statements: list[str]) -> str:
+    """The project's statement that reads the page of rows (the one with a LIMIT)."""
+    return next(s for s in statements if ROWS_FROM in s and " LIMIT " in s and "GROUP BY" not in s)
+
+
+def select_list(*, statement: str) -> str:
+    return statement[len("SELECT ") : statement.index(ROWS_FROM)]
+
+
+def where_clause(*, statement: str) -> str:
+    tail = statement[statement.index(ROWS_FROM) + len(ROWS_FROM) :]
+    return tail[len("WHERE ") : tail.index(" ORDER BY ")] if tail.startswith("WHERE ") else ""
+
+
+def floor_plan(*, client: Client, chosen: list[Case]) -> dict[str, dict[str, str]]:
+    """For each address: the floor's count and rows statements, and its answer format."""
+    narrow = select_list(statement=rows_statement(statements=captured(client=client, path="/")))
+    plan = {}
+    for case in chosen:
+        statement = rows_statement(statements=captured(client=client, path=case.path))
+        tail = statement[statement.index(ROWS_FROM) :]
+        where = where_clause(statement=statement)
+        columns = narrow + (f', "{TABLE}"."payload"' if case.kind == "api" else "")
+        plan[case.path] = {
+            "count": f'SELECT COUNT(*) FROM "{TABLE}"' + (f" WHERE {where}" if where else ""),
+            "rows": f"SELECT {columns}{tail}",
+            "format": "json" if case.kind == "api" else "html",
+        }
+    return plan
+
+
+def datasette_path(*, case: Case, where: str, columns: list[str]) -> str:
+    """The same rows from Datasette: its JSON (objects) for the API, its HTML table for the page."""
+    parameter, column = case.datasette_sort
+    query = [("_where", where), (parameter, column), ("_size", str(case.rows))]
+    query += [("_col", name) for name in columns]
+    if case.kind == "api":
+        return f"/bench/{TABLE}.json?" + urlencode([*query, ("_shape", "objects")])
+    return f"/bench/{TABLE}?" + urlencode(query)
+
+
+def full_scans(*, statements: list[str]) -> int:
+    """Sequential scans of the catalog table in the plans of these statements."""
+    scans = 0
+    with connection.cursor() as cursor:
+        for statement in statements:
+            if TABLE not in statement:
+                continue
+            cursor.execute(f"EXPLAIN {statement}")
+            scans += sum(f"Seq Scan on {TABLE}" in line for (line,) in cursor.fetchall())
+    return scans
+
+
+def measure(
+    *, servers_by_name: dict[str, servers.Server], paths: dict[str, dict[str, str]], rounds: int
+) -> dict[str, dict[str, float]]:
+    """Median milliseconds per case and server, over interleaved rounds after a warm-up."""
+    names = list(servers_by_name)
+    samples: dict[str, dict[str, list[float]]] = {
+        label: {name: [] for name in names} for label in paths
+    }
+    for number in range(rounds + 3):
+        for label, by_server in paths.items():
+            order = names[number % len(names) :] + names[: number % len(names)]
+            for name in order:
+                seconds = servers_by_name[name].seconds(path=by_server[name])
+                if number >= 3:
+                    samples[label][name].append(seconds)
+    return {
+        label: {name: median_ms(samples=values) for name, values in by_server.items()}
+        for label, by_server in samples.items()
+    }
+
+
+def run(*, size: int, rounds: int, scratch: Path, dsn: str, database_url: str) -> None:
+    client = Client()
+    chosen = cases()
+    plan = floor_plan(client=client, chosen=chosen)
+    plan_file = scratch / "raw-floor-plan.json"
+    plan_file.write_bytes(orjson.dumps(plan))
+    narrow_columns = re.findall(r'"catalog_sources"\."(\w+)" AS', plan["/"]["rows"])
+    sqlite_path = scratch / "bench.db"
+    copied = copy_table(dsn=dsn, target=sqlite_path)
+    print(f"copied {copied:,} rows into SQLite for Datasette", flush=True)
+
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "RAW_FLOOR_DSN": dsn,
+        "RAW_FLOOR_PLAN": str(plan_file),
+    }
+    log = scratch / "servers.log"
+    started: dict[str, servers.Server] = {}
+    try:
+        started["atlas"] = servers.gunicorn(
+            name="atlas", app="atlas.wsgi", env=env, path="/healthz", log=log
+        )
+        started["raw"] = servers.gunicorn(
+            name="raw",
+            app="benchmarks.raw_floor:application",
+            env=env,
+            path=chosen[0].path,
+            log=log,
+        )
+        started["datasette"] = servers.datasette(database=sqlite_path, env=env, path="/", log=log)
+        # Datasette gets the page's columns, plus the payload for the API (its rows' fields come
+        # from it); its HTML table renders every column it gets, so the page gets no payload.
+        columns = {"page": narrow_columns, "api": [*narrow_columns, "payload"]}
+        paths = {
+            case.label: {
+                "atlas": case.path,
+                "raw": case.path,
+                "datasette": datasette_path(
+                    case=case,
+                    where=where_clause(statement=plan[case.path]["rows"]),
+                    columns=columns[case.kind],
+                ),
+            }
+            for case in chosen
+        }
+        medians = measure(servers_by_name=started, paths=paths, rounds=rounds)
+    finally:
+        for server in started.values():
+            server.stop()
+    report(size=size, rounds=rounds, chosen=chosen, medians=medians, client=client)
+
+
+def report(
+    *,
+    size: int,
+    rounds: int,
+    chosen: list[Case],
+    medians: dict[str, dict[str, float]],
+    client: Client,
+) -> None:
+    goals = {"api": {"raw": 1.5, "datasette": 1.0}, "page": {"raw": 2.5, "datasette": 0.8}}
+    floor_names = {
+        "api": {"raw": "raw psycopg + orjson", "datasette": "Datasette JSON (SQLite)"},
+        "page": {"raw": "raw psycopg bare table", "datasette": "Datasette HTML (SQLite)"},
+    }
+    filtered = {(case.kind, case.rows): case for case in chosen if case.filtered}
+    for case in chosen:
+        figure = f"{case.label}, {size:,} sources, p50 of {rounds}"
+        atlas_ms = medians[case.label]["atlas"]
+        if not case.filtered:
+            same_size = filtered[(case.kind, case.rows)]
+            emit(row=Row(benchmark="catalog", figure=figure, value=atlas_ms, unit="ms",
+                         baseline=f"filtered, {case.rows} rows",
+                         baseline_value=medians[same_size.label]["atlas"],
+                         goal_operator="<=", goal=1.5))  # fmt: skip
+            scans = full_scans(statements=captured(client=client, path=case.path))
+            emit_limit(benchmark="catalog", figure=f"{case.label}: full scans of {TABLE}",
+                       value=scans, unit="scans", at_most=0)  # fmt: skip
+            continue
+        if case.rows not in GOAL_ROWS:
+            continue  # measured only as the landing's yardstick
+        for floor in ("raw", "datasette"):
+            emit(row=Row(benchmark="catalog", figure=figure, value=atlas_ms, unit="ms",
+                         baseline=floor_names[case.kind][floor],
+                         baseline_value=medians[case.label][floor],
+                         goal_operator="<=", goal=goals[case.kind][floor]))  # fmt: skip
