@@ -64,6 +64,7 @@ REPORT_FILE = "difficulty.json"
 IDENTITY_FILE = "difficulty/run.json"
 CONTEXT_FILE = "difficulty/context.json"
 ORIGINAL_EXECUTION_COPY = "difficulty/implementation/execution.py"
+EXECUTED_EXECUTION_COPY = "difficulty/implementation/executed/execution.py"
 CHANGED_INPUTS = (
     "Config, protocol, task sample, Atlas row or native code changed; resume requires identical "
     "inputs"
@@ -267,12 +268,14 @@ class _Run:
         code = {**identity["code"], "implementation": None}
         if {**saved, "code": saved_code} != {**identity, "code": code}:
             raise DifficultyProductionError(CHANGED_INPUTS)
-        document = attest_execution(
-            original=output / ORIGINAL_EXECUTION_COPY, executed=Path(execution.__file__)
-        )
-        # Run-relative paths: the attestation is published with the run.
+        # The executed script is saved beside the original: anyone can repeat the comparison
+        # from the published evidence (attest_execution with the two run-relative paths).
+        executed = output / EXECUTED_EXECUTION_COPY
+        executed.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(execution.__file__, executed)
+        document = attest_execution(original=output / ORIGINAL_EXECUTION_COPY, executed=executed)
         document["original"]["path"] = ORIGINAL_EXECUTION_COPY
-        document["executed"]["path"] = "difficulty_production/execution.py (executing checkout)"
+        document["executed"]["path"] = EXECUTED_EXECUTION_COPY
         write_json_file(output / ATTESTATION_PATH, document)
         return document
 
