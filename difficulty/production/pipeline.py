@@ -10,7 +10,6 @@ it, and a finished run makes no model call at all.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from difficulty.attestation import ATTESTATION_PATH
-from difficulty.production import execution
 from difficulty.production.config import (
     DifficultyConfig,
     learned_verifier_settings,
@@ -26,8 +24,7 @@ from difficulty.production.config import (
 )
 from difficulty.production.errors import DifficultyProductionError, UsageError
 from difficulty.production.execution import code_identity, launch_attempt, load_sample
-from difficulty.production.followups import FollowUp
-from difficulty.production.implementation_attestation import attest_execution
+from difficulty.production.followups import FollowUp, file_followups, followup_root
 from difficulty.production.outcomes import task_outcome
 from difficulty.production.qualification import (
     atlas_row,
@@ -42,7 +39,9 @@ from difficulty.production.report import (
     run_identity_path,
     tasks_sha256,
 )
+from difficulty.production.resume import check_or_record_identity
 from difficulty.registry import ROLE_SIZES, Protocol, get_registry
+from difficulty.reports import CONTEXT_PATH, REPORT_PATH
 from reviews.production.concurrency import run_concurrently
 from reviews.production.grading import grading_identity
 from reviews.production.identity import round_trip, sha256_file
@@ -60,15 +59,6 @@ from reviews.production.rundir import (
 from reviews.production.sampling import Sample
 
 DEFAULT_JOBS = 4
-REPORT_FILE = "difficulty.json"
-IDENTITY_FILE = "difficulty/run.json"
-CONTEXT_FILE = "difficulty/context.json"
-ORIGINAL_EXECUTION_COPY = "difficulty/implementation/execution.py"
-EXECUTED_EXECUTION_COPY = "difficulty/implementation/executed/execution.py"
-CHANGED_INPUTS = (
-    "Config, protocol, task sample, Atlas row or native code changed; resume requires identical "
-    "inputs"
-)
 
 
 @dataclass(frozen=True)
@@ -94,7 +84,7 @@ class DifficultyResult:
 
     @property
     def report_path(self) -> Path:
-        return self.output / REPORT_FILE
+        return self.output / REPORT_PATH
 
 
 def measurement_protocol(*, protocol_id: str | None) -> Protocol:
@@ -157,28 +147,6 @@ def make_difficulty(
         )
     finally:
         lock.release()
-
-
-def followup_root(output: Path) -> Path | None:
-    """The original run a follow-up is filed in: ``--output <run>/difficulty/followups/<name>``
-    of a finished ``<run>``. Its evidence paths are then relative to ``<run>`` and its entries
-    join that run's ``protocol_followups``, so one ``publish_difficulty`` publishes both."""
-    folder = output.parent
-    if folder.name != "followups" or folder.parent.name != "difficulty":
-        return None
-    run = folder.parent.parent
-    return run if (run / REPORT_FILE).is_file() else None
-
-
-def file_followups(*, root: Path, entries: list[dict[str, Any]]) -> None:
-    """Add (or replace, by id) the follow-up entries in the original run's report."""
-    report = read_json(root / REPORT_FILE)
-    if not isinstance(report, dict):
-        raise DifficultyProductionError(f"The original report {root / REPORT_FILE} is unreadable")
-    ids = {entry["id"] for entry in entries}
-    kept = [item for item in report.get("protocol_followups") or [] if item.get("id") not in ids]
-    report["protocol_followups"] = [*kept, *entries]
-    write_text_file(root / REPORT_FILE, json_text(report))
 
 
 class _Run:
@@ -250,35 +218,6 @@ class _Run:
                 tasks=list(self.sample.tasks),
             )
 
-    def _check_or_write_identity(self, *, output: Path, identity: dict[str, Any]) -> Any:
-        """A first run records its identity and a copy of its execution code; a resume must
-        find the same inputs. Changed production code alone is allowed: the attestation then
-        says whether the execution definitions changed."""
-        path = output / IDENTITY_FILE
-        saved = read_json(path)
-        if saved is None:
-            write_json_file(path, identity)
-            copy = output / ORIGINAL_EXECUTION_COPY
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(execution.__file__, copy)
-            return None
-        if saved == identity:
-            return None
-        saved_code = {**saved.get("code", {}), "implementation": None}
-        code = {**identity["code"], "implementation": None}
-        if {**saved, "code": saved_code} != {**identity, "code": code}:
-            raise DifficultyProductionError(CHANGED_INPUTS)
-        # The executed script is saved beside the original: anyone can repeat the comparison
-        # from the published evidence (attest_execution with the two run-relative paths).
-        executed = output / EXECUTED_EXECUTION_COPY
-        executed.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(execution.__file__, executed)
-        document = attest_execution(original=output / ORIGINAL_EXECUTION_COPY, executed=executed)
-        document["original"]["path"] = ORIGINAL_EXECUTION_COPY
-        document["executed"]["path"] = EXECUTED_EXECUTION_COPY
-        write_json_file(output / ATTESTATION_PATH, document)
-        return document
-
     # --- the run ---
 
     def execute(
@@ -289,14 +228,14 @@ class _Run:
         self.root = root or output
         self.prefix = "" if root is None else f"{output.relative_to(root).as_posix()}/"
         self.identity_record = identity
-        attestation = self._check_or_write_identity(output=output, identity=identity)
+        attestation = check_or_record_identity(output=output, identity=identity)
         if attestation is not None and not attestation["matching"] and self.stderr:
             self.stderr.write(
                 "make_difficulty: the execution code differs from the original run; publication "
                 "needs changed_code_validation in "
                 f"{output / ATTESTATION_PATH}\n"
             )
-        saved = read_json(output / REPORT_FILE)
+        saved = read_json(output / REPORT_PATH)
         if isinstance(saved, dict):
             return DifficultyResult(
                 output=output, report=saved, attempts_run=0, attestation=attestation
@@ -424,7 +363,7 @@ class _Run:
                 )
             )
         write_json_file(
-            self.output / CONTEXT_FILE,
+            self.output / CONTEXT_PATH,
             context_record(collection=self.collection, review_id=str(self.row.get("review_id"))),
         )
         report = difficulty_report(
@@ -444,11 +383,11 @@ class _Run:
             report = followup.annotate(
                 report=report,
                 protocol=self.protocol,
-                report_path=f"{self.prefix}{REPORT_FILE}",
-                original_report_path=REPORT_FILE if self.root != self.output else None,
+                report_path=f"{self.prefix}{REPORT_PATH}",
+                original_report_path=REPORT_PATH if self.root != self.output else None,
             )
         # Written last: its existence marks the run as finished.
-        write_text_file(self.output / REPORT_FILE, json_text(report))
+        write_text_file(self.output / REPORT_PATH, json_text(report))
         if followup is not None and self.root != self.output:
             file_followups(root=self.root, entries=report["followups"])
         return report
