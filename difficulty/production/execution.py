@@ -18,8 +18,8 @@ from reviews.production.identity import (
     checkout_identity,
     sha256_file,
 )
-from reviews.production.launcher import attempt_path, run_attempt
-from reviews.production.rundir import read_json
+from reviews.production.launcher import WorkerTimeout, attempt_path, run_attempt
+from reviews.production.rundir import read_json, write_json_file
 from reviews.production.sampling import Sample, sample_tasks
 from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
 
@@ -59,17 +59,45 @@ def launch_attempt(
     attempt = read_json(attempt_path(run_dir=arm, number=number))
     ran = attempt is None
     if attempt is None:
-        attempt = run_attempt(
-            run_dir=arm,
-            number=number,
-            task=task,
-            model=model,
-            runtime=runtime,
-            stop=stop,
-            grace_seconds=grace_seconds,
-        )
+        try:
+            attempt = run_attempt(
+                run_dir=arm,
+                number=number,
+                task=task,
+                model=model,
+                runtime=runtime,
+                stop=stop,
+                grace_seconds=grace_seconds,
+            )
+        except WorkerTimeout as timeout:
+            attempt = timed_out_attempt(arm=arm, number=number, timeout=timeout)
     prefix = arm.relative_to(root).as_posix()
     return {**attempt, "execution_path": f"{prefix}/{attempt['execution_path']}"}, ran
+
+
+def timed_out_attempt(*, arm: Path, number: int, timeout: WorkerTimeout) -> dict[str, Any]:
+    """A worker stopped at ``worker_timeout`` is this attempt's outcome under the stated
+    settings, not a failure of the run: an ``error`` verification (unverified) with stop reason
+    ``timeout``, saved like a finished attempt so a resume keeps it."""
+    execution = timeout.execution
+    trace = execution / "verifier-trace.jsonl"
+    attempt = {
+        "verification": {
+            "status": "error",
+            "score": None,
+            "passed": None,
+            "reason": str(timeout),
+            "diagnostics": {"exception_type": "WorkerTimeout"},
+        },
+        "verifier_executed": trace.is_file() and '"verify_start"' in trace.read_text("utf-8"),
+        "done": False,
+        "turns": len(list((execution / "solver").glob("turn-*"))),
+        "stop_reason": "timeout",
+        "execution_path": execution.relative_to(arm).as_posix(),
+    }
+    write_json_file(execution / "attempt.json", attempt)
+    write_json_file(attempt_path(run_dir=arm, number=number), attempt)
+    return attempt
 
 
 def code_identity(*, runtime: dict[str, Any], tasks: tuple[Task, ...]) -> dict[str, Any]:
