@@ -61,11 +61,12 @@ def _apply_staged(
     records: Iterable[dict[str, Any]],
     purpose: str,
     template: str,
-    source: str,
-) -> int:
+    source: str = "staged",
+) -> tuple[int, list[tuple[Any, ...]]]:
     """Stream the records into a transaction-local table shaped like the target, then run
     ``template`` with ``{table}``, ``{stage}``, ``{key}``, ``{columns}`` and ``{assignments}``
-    (every column but the key set from ``source``) filled in; returns the affected row count."""
+    (every column but the key set from ``source``) filled in; returns the affected row count and
+    the rows a query template selected."""
     table = model._meta.db_table
     stage = f"{table}_{purpose}_stage"
     columns, _ = _columns(model, names)
@@ -98,7 +99,7 @@ def _apply_staged(
                 assignments=assignments,
             )
         )
-        return int(cursor.rowcount)
+        return int(cursor.rowcount), cursor.fetchall() if cursor.description else []
 
 
 def upsert(
@@ -123,7 +124,7 @@ def update(
     *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
 ) -> int:
     """Set the columns of ``names`` (besides ``key``) on the existing rows the records name."""
-    return _apply_staged(
+    count, _ = _apply_staged(
         model=model,
         key=key,
         names=names,
@@ -133,8 +134,33 @@ def update(
             "UPDATE {table} AS target SET {assignments} FROM {stage} AS staged "
             "WHERE target.{key} = staged.{key}"
         ),
-        source="staged",
     )
+    return count
+
+
+def keys_where(
+    *,
+    model: type[Model],
+    key: str,
+    names: Sequence[str],
+    records: Iterable[dict[str, Any]],
+    condition: str,
+) -> list[Any]:
+    """The keys of the records for which ``condition`` holds, judged in SQL against the stored row
+    (``target``, null when there is none) and the record (``staged``): comparing a whole batch in
+    the database reads no stored value into Python."""
+    _, rows = _apply_staged(
+        model=model,
+        key=key,
+        names=names,
+        records=records,
+        purpose="compare",
+        template=(
+            "SELECT staged.{key} FROM {stage} AS staged "
+            "LEFT JOIN {table} AS target ON target.{key} = staged.{key} WHERE " + condition
+        ),
+    )
+    return [row[0] for row in rows]
 
 
 def copy_insert(
@@ -148,19 +174,10 @@ def copy_insert(
 
 
 def vacuum_analyze(*, model: type[Model]) -> None:
-    """After a large committed write, outside any transaction: refresh the statistics and the
-    visibility map, so count queries can be answered from a covering index alone."""
-    if connection.in_atomic_block:
-        return
+    """After a large write: refresh the planner's statistics (without them the catalog's main query
+    was three times slower) and, outside any transaction, the visibility map too, so count queries
+    can be answered from a covering index alone. Inside a transaction only ``ANALYZE`` can run."""
+    table = sql.Identifier(model._meta.db_table)
+    statement = "ANALYZE {table}" if connection.in_atomic_block else "VACUUM (ANALYZE) {table}"
     with connection.cursor() as cursor:
-        table = sql.Identifier(model._meta.db_table)
-        cursor.execute(sql.SQL("VACUUM (ANALYZE) {table}").format(table=table))
-
-
-def analyze(*, model: type[Model]) -> None:
-    """Refresh the planner's statistics after a large write (without them the catalog's main
-    query was three times slower)."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            sql.SQL("ANALYZE {table}").format(table=sql.Identifier(model._meta.db_table))
-        )
+        cursor.execute(sql.SQL(statement).format(table=table))

@@ -108,7 +108,7 @@ def _reconcile(
     for snapshot in catalog.snapshots:
         changed = force or previous.get(snapshot.origin) != snapshot.revision
         if changed:
-            written, retired_ids = _rewrite_origin(snapshot, history)
+            written, retired_ids = _rewrite_origin(snapshot, history, force)
             report(
                 f"{snapshot.origin}: {len(snapshot.rows)} rows, {written} written, "
                 f"{len(retired_ids)} retired"
@@ -160,8 +160,6 @@ def _reconcile(
         rows_written += refresh_display_state(source_ids=sorted(touched_ids))
 
     any_changed = any(item["changed"] for item in results) or bool(retired_origins)
-    if rows_written and connection.vendor == "postgresql":
-        bulk_writes.analyze(model=Source)
     run = RefreshRun.objects.create(
         started_at=started_at,
         finished_at=timezone.now(),
@@ -185,15 +183,17 @@ def _reconcile(
     return result, rows_written
 
 
-def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[int, list[str]]:
+def _rewrite_origin(
+    snapshot: OriginSnapshot, history: ChangeRecorder, force: bool
+) -> tuple[int, list[str]]:
     """Upsert the snapshot's rows and retire this origin's rows missing from it.
 
     Rows whose payload, activity and display state would not change are skipped, so a rewrite
     costs writes only for what differs; reads and writes are batched, never one query per row.
     """
     snapshot_ids = {row["id"] for row in snapshot.rows}
-    active_here = Source.objects.filter(origin=snapshot.origin, active=True).values_list(
-        "id", flat=True
+    active_here = list(
+        Source.objects.filter(origin=snapshot.origin, active=True).values_list("id", flat=True)
     )
     missing = sorted(set(active_here) - snapshot_ids)
     history.retire(source_ids=missing)
@@ -202,6 +202,8 @@ def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[
 
     upserts: list[dict[str, Any]] = []
     rows = snapshot.rows
+    if active_here and not force and connection.vendor == "postgresql":
+        rows = _possibly_changed(snapshot)
     for start in range(0, len(rows), BATCH_SIZE):
         batch = rows[start : start + BATCH_SIZE]
         ids = [row["id"] for row in batch]
@@ -247,6 +249,31 @@ def _rewrite_origin(snapshot: OriginSnapshot, history: ChangeRecorder) -> tuple[
     if upserts:
         _upsert(upserts)
     return len(upserts), missing
+
+
+def _possibly_changed(snapshot: OriginSnapshot) -> tuple[dict[str, Any], ...]:
+    """The rows of the snapshot that are new, returning, moving origin or carrying another payload.
+
+    The rest are skipped without reading them back: an unchanged active row's display state is
+    current, because every writer of what it depends on (publication, defects, curated edits)
+    recomputes it; a forced sync recomputes everything. Comparing in SQL (``jsonb`` equality)
+    spares reading and decoding every stored payload, most of a 10 %-changed sync's time."""
+    differing = set(
+        bulk_writes.keys_where(
+            model=Source,
+            key="id",
+            names=["id", "origin", "payload"],
+            records=(
+                {"id": row["id"], "origin": snapshot.origin, "payload": row}
+                for row in snapshot.rows
+            ),
+            condition=(
+                "target.id IS NULL OR NOT target.active OR target.origin <> staged.origin "
+                "OR target.payload <> staged.payload"
+            ),
+        )
+    )
+    return tuple(row for row in snapshot.rows if row["id"] in differing)
 
 
 def _upsert(records: list[dict[str, Any]]) -> None:

@@ -271,3 +271,42 @@ def test_display_recompute_outside_a_transaction(write_catalog):
     Source.objects.filter(id="MarinSkyRL:0001").update(display_name="stale")
     refresh_display_state(source_ids=["MarinSkyRL:0001"])
     assert Source.objects.get(id="MarinSkyRL:0001").display_name != "stale"
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db
+def test_a_changed_revision_rewrites_only_the_rows_that_differ(write_catalog):
+    """The rows whose stored payload equals the incoming one are judged equal in SQL and skipped
+    unread (a marker written behind the sync's back survives); a changed, a new and a returning
+    row are written and recorded; a forced sync recomputes every row."""
+    from atlas.models import SourceChange
+
+    rows = [make_row(f"MarinSkyRL:{i:02d}", task_count=i) for i in range(6)]
+    sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    sync_catalog(catalog_path=write_catalog(rows[:5]), force=False, trigger="command")  # 05 leaves
+    Source.objects.filter(id="MarinSkyRL:00").update(display_name="marker")
+    changed = [{**rows[1], "task_count": 99}, *rows[2:], make_row("MarinSkyRL:new")]
+    result = sync_catalog(catalog_path=write_catalog([rows[0], *changed]), force=False,
+                          trigger="command")  # fmt: skip
+    run = RefreshRun.objects.get(id=result["run"])
+    assert run.rows_written == 3  # 01 changed, 05 returned, new added
+    recorded = dict(SourceChange.objects.filter(run=run).values_list("source_id", "kind"))
+    assert recorded == {"MarinSkyRL:01": "changed", "MarinSkyRL:05": "returned",
+                        "MarinSkyRL:new": "added"}  # fmt: skip
+    assert Source.objects.get(id="MarinSkyRL:01").task_count == 99
+    assert Source.objects.get(id="MarinSkyRL:00").display_name == "marker"
+    sync_catalog(catalog_path=write_catalog([rows[0], *changed]), force=True, trigger="command")
+    assert Source.objects.get(id="MarinSkyRL:00").display_name != "marker"
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db
+def test_a_sync_that_wrote_rows_leaves_planner_statistics(write_catalog):
+    """Inside a caller's transaction VACUUM cannot run; the statistics are still refreshed."""
+    rows = [make_row(f"MarinSkyRL:{i:03d}") for i in range(120)]
+    sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'catalog_sources'")
+        assert cursor.fetchone()[0] == 120
