@@ -189,12 +189,12 @@ def test_a_worker_timeout_is_an_unverified_attempt_that_resume_keeps(
 
     def hang_on_row_one(request):
         if row_index(request)[0] == 1:
-            time.sleep(8)
+            time.sleep(30)  # far past the worker timeout, on any machine load
         return solver(request)
 
     model_server.models[small] = hang_on_row_one
     options = DifficultyOptions(
-        config=write_config(change=lambda d: d["runtime"].update({"worker_timeout": 5})),
+        config=write_config(change=lambda d: d["runtime"].update({"worker_timeout": 10})),
         atlas_id=SOURCE_ID, n=2, output=tmp_path / "run", jobs=2, grace_seconds=0.5,
     )  # fmt: skip
     report = run_make_difficulty(options=options, stderr=io.StringIO()).report
