@@ -13,17 +13,12 @@ import math
 import re
 from typing import Any
 
-import orjson
-
 MAX_DEPTH = 32
 INT64 = (-(2**63), 2**63 - 1)
 # Escapes whose presence in a document's text could put a NUL or a lone surrogate into a parsed
 # string; with the number hooks of ``loads_checked`` they let a reader skip the per-value scan
 # (seconds per 100,000 catalog rows) when nothing suspicious was seen.
 _ESCAPES = re.compile(rb"\\u0000|\\u[dD][89a-fA-F]")
-# Number tokens that could leave 64 bits or overflow a double: a run of 19 or more digits after a
-# token boundary, or an exponent of three digits. Matching inside a string only costs speed.
-_LARGE_NUMBERS = re.compile(rb"(?:^|[:,\[\s])-?\d{19}|\d[eE]\+?\d{3}")
 
 
 class UnreadableJson(ValueError):
@@ -59,14 +54,6 @@ def loads_checked(data: bytes) -> tuple[Any, bool]:
     """``loads``, and whether any parsed value may be unstorable: False guarantees no NUL, no
     lone surrogate, no integer beyond 64 bits and no non-finite number (only nesting is left to
     check)."""
-    if not _ESCAPES.search(data) and not _LARGE_NUMBERS.search(data):
-        # Nothing in the text can parse to an unstorable value, so the C parser needs no hooks
-        # (a third of a 100,000-row artifact's reading time); any error it raises is worded by
-        # the reference reader below.
-        try:
-            return orjson.loads(data), False
-        except orjson.JSONDecodeError:
-            pass
     seen = {"suspicious": _ESCAPES.search(data) is not None}
 
     def parse_int(text: str) -> int:

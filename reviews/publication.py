@@ -16,6 +16,7 @@ from django.utils import timezone
 
 from atlas import timestamps
 from atlas.display_state import capped_for_open_defect
+from atlas.gc_pause import collector_paused
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
@@ -66,7 +67,8 @@ def publish_run_directory(
     Raises ``PublicationRejected`` (nothing written) or ``PublicationConflict`` (pool evidence
     written, rating unchanged).
     """
-    with transaction.atomic():
+    # Thousands of evidence files make as many records: see atlas.gc_pause.
+    with collector_paused(), transaction.atomic():
         run = validate_run_directory(run_dir=Path(run_dir), atlas_id=atlas_id)
         review = _store_review(run, user)
         _store_artifacts(review, run)

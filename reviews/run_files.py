@@ -73,6 +73,10 @@ class RunDirectory:
         self.root = Path(os.path.realpath(root))
         self.device = os.stat(self.root).st_dev
         self._folders: dict[str, str] = {}
+        # Containment as a string prefix: thousands of pathlib objects per run cost more than the
+        # file system calls themselves.
+        self._root_text = str(self.root)
+        self._root_prefix = os.path.join(self._root_text, "")
 
     def resolve(self, relative: str) -> Path | None:
         """The contained regular file ``relative`` names, else None."""
@@ -84,12 +88,14 @@ class RunDirectory:
         candidate = os.path.join(resolved_folder, name)
         if os.path.islink(candidate):
             candidate = os.path.realpath(candidate)
-        target = Path(candidate)
-        if not target.is_relative_to(self.root):
+        if not self._inside(candidate):
             return None
-        return target if self.is_contained_file(target) else None
+        return Path(candidate) if self.is_contained_file(candidate) else None
 
-    def is_contained_file(self, target: Path) -> bool:
+    def _inside(self, resolved: str) -> bool:
+        return resolved == self._root_text or resolved.startswith(self._root_prefix)
+
+    def is_contained_file(self, target: Path | str) -> bool:
         try:
             info = os.stat(target)
         except OSError:
