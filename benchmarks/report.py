@@ -101,6 +101,16 @@ def emit_limit(*, benchmark: str, figure: str, value: float, unit: str, at_most:
                  goal_operator="<=", goal=at_most))  # fmt: skip
 
 
+def emit_against_ideal(
+    *, benchmark: str, figure: str, calls: int, wall: float, ideal: float
+) -> None:
+    """Model calls per second against the latency-bound ideal (every call waiting its latency,
+    ``jobs`` at a time — the floor of the production tools), goal ≥ 0.7×."""
+    emit(row=Row(benchmark=benchmark, figure=figure, value=calls / wall, unit="calls/s",
+                 baseline="ideal (latency-bound)", baseline_value=calls / ideal,
+                 goal_operator=">=", goal=0.7))  # fmt: skip
+
+
 def emit(*, row: Row) -> None:
     print(f"[bench] {table(rows=[row]).splitlines()[-1]}", flush=True)
     results = os.environ.get(RESULTS_ENV)

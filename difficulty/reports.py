@@ -8,6 +8,7 @@ from typing import Any
 from atlas import json_values
 
 REPORT_PATH = "difficulty.json"
+CONTEXT_PATH = "difficulty/context.json"
 HISTORY_PREFIX = "difficulty/history/"
 REQUIRED_KEYS = ("atlas_id", "estimated_at", "sampling", "protocol", "models")
 COUNT_KEYS = ("solved", "verified", "unverified", "attempted")

@@ -16,6 +16,7 @@ from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.compact_chart import render_legend
 from difficulty.registry import get_registry, model_name
 from difficulty.reports import (
+    CONTEXT_PATH,
     HISTORY_PREFIX,
     REPORT_PATH,
     NotAReportError,
@@ -31,7 +32,6 @@ from reviews.links import artifact_api_url, artifact_page_url
 from reviews.page_sections import PageSection
 from reviews.selectors import ReviewBundle
 
-CONTEXT_PATH = "difficulty/context.json"
 TITLES = {
     CURRENT: "Difficulty · model solve rates and saved attempts",
     HISTORICAL: "Historical difficulty · model solve rates and saved attempts",

@@ -9,8 +9,6 @@ command line instead (``followups.py``), where the change is recorded.
 
 from __future__ import annotations
 
-import json
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,10 +16,10 @@ from typing import Any
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.registry import ROLE_SIZES, Protocol
 from reviews.production.config import (
-    check_no_credentials,
     checked_api_key_env,
     checked_retries,
     is_endpoint,
+    read_config_document,
     resolve_path,
     resolve_runtime,
     resolve_source,
@@ -93,16 +91,7 @@ def load_difficulty_config(
 ) -> DifficultyConfig:
     """Read and check the config at ``path`` against ``protocol``. ``changed_models`` maps a
     role to the checkpoint a follow-up measures instead of the protocol's."""
-    path = Path(os.path.abspath(os.path.expanduser(str(path))))
-    try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DifficultyProductionError(f"Config file not found: {path}") from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise DifficultyProductionError(f"Config is not valid JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise DifficultyProductionError("Config must be a JSON object")
-    check_no_credentials(raw)
+    path, raw = read_config_document(path=path)
     for key in sorted(raw):
         if key in GENERATION_KEYS:
             raise _generation_refusal(protocol=protocol, where=key)

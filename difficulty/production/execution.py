@@ -18,8 +18,8 @@ from reviews.production.identity import (
     checkout_identity,
     sha256_file,
 )
-from reviews.production.launcher import attempt_path, run_attempt
-from reviews.production.rundir import read_json
+from reviews.production.launcher import WorkerTimeout, attempt_path, run_attempt
+from reviews.production.rundir import read_json, write_json_file
 from reviews.production.sampling import Sample, sample_tasks
 from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
 
@@ -42,6 +42,7 @@ def arm_folder(*, run_dir: Path, size: str) -> Path:
 def launch_attempt(
     *,
     run_dir: Path,
+    root: Path,
     size: str,
     number: int,
     task: Task,
@@ -51,23 +52,52 @@ def launch_attempt(
     grace_seconds: float,
 ) -> tuple[dict[str, Any], bool]:
     """The role's attempt at sampled task ``number``: the saved one when it finished, else one
-    native worker run under ``difficulty/<size>/``. Returns the attempt with a run-relative
-    ``execution_path`` and whether a worker ran."""
+    native worker run under ``difficulty/<size>/``. Returns the attempt with its
+    ``execution_path`` relative to ``root`` (the run directory, or the original run a follow-up
+    is filed in) and whether a worker ran."""
     arm = arm_folder(run_dir=run_dir, size=size)
     attempt = read_json(attempt_path(run_dir=arm, number=number))
     ran = attempt is None
     if attempt is None:
-        attempt = run_attempt(
-            run_dir=arm,
-            number=number,
-            task=task,
-            model=model,
-            runtime=runtime,
-            stop=stop,
-            grace_seconds=grace_seconds,
-        )
-    prefix = arm.relative_to(run_dir).as_posix()
+        try:
+            attempt = run_attempt(
+                run_dir=arm,
+                number=number,
+                task=task,
+                model=model,
+                runtime=runtime,
+                stop=stop,
+                grace_seconds=grace_seconds,
+            )
+        except WorkerTimeout as timeout:
+            attempt = timed_out_attempt(arm=arm, number=number, timeout=timeout)
+    prefix = arm.relative_to(root).as_posix()
     return {**attempt, "execution_path": f"{prefix}/{attempt['execution_path']}"}, ran
+
+
+def timed_out_attempt(*, arm: Path, number: int, timeout: WorkerTimeout) -> dict[str, Any]:
+    """A worker stopped at ``worker_timeout`` is this attempt's outcome under the stated
+    settings, not a failure of the run: an ``error`` verification (unverified) with stop reason
+    ``timeout``, saved like a finished attempt so a resume keeps it."""
+    execution = timeout.execution
+    trace = execution / "verifier-trace.jsonl"
+    attempt = {
+        "verification": {
+            "status": "error",
+            "score": None,
+            "passed": None,
+            "reason": str(timeout),
+            "diagnostics": {"exception_type": "WorkerTimeout"},
+        },
+        "verifier_executed": trace.is_file() and '"verify_start"' in trace.read_text("utf-8"),
+        "done": False,
+        "turns": len(list((execution / "solver").glob("turn-*"))),
+        "stop_reason": "timeout",
+        "execution_path": execution.relative_to(arm).as_posix(),
+    }
+    write_json_file(execution / "attempt.json", attempt)
+    write_json_file(attempt_path(run_dir=arm, number=number), attempt)
+    return attempt
 
 
 def code_identity(*, runtime: dict[str, Any], tasks: tuple[Task, ...]) -> dict[str, Any]:

@@ -1,7 +1,9 @@
 """``--follow-up KIND --changed KEY=VALUE … --reason TEXT``: the one way to measure outside the
 protocol's settings (difficulty.md §7). Each change names a role and what changed —
 ``large.max_tokens=32768``, ``hosted.model=org/other`` — and the run records exactly those changes
-and the reason, as a follow-up entry ready for the original report's ``protocol_followups``.
+and the reason, as follow-up entries (``followups[]``) for the original report's
+``protocol_followups``. With ``--output <run>/difficulty/followups/<name>`` the entries are filed
+into ``<run>/difficulty.json`` directly (``file_followups``).
 """
 
 from __future__ import annotations
@@ -9,13 +11,16 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from difficulty.followups import HOSTED_NOTE
 from difficulty.production.config import GENERATION_KEYS
-from difficulty.production.errors import UsageError
+from difficulty.production.errors import DifficultyProductionError, UsageError
 from difficulty.registry import ROLE_SIZES, Protocol
+from difficulty.reports import REPORT_PATH
 from difficulty.wilson import wilson_95
+from reviews.production.rundir import json_text, read_json, write_text_file
 
 KINDS = ("generation_setting", "alternate_checkpoint")
 CHECKPOINT_KEYS = ("model", "revision")
@@ -61,7 +66,14 @@ class FollowUp:
             "reason": self.reason,
         }
 
-    def annotate(self, *, report: dict[str, Any], protocol: Protocol) -> dict[str, Any]:
+    def annotate(
+        self,
+        *,
+        report: dict[str, Any],
+        protocol: Protocol,
+        report_path: str,
+        original_report_path: str | None,
+    ) -> dict[str, Any]:
         """The follow-up report: its own numbers plus ``followups[]`` entries (one per measured
         role) in the §7 shape, to append to the original report's ``protocol_followups``."""
         entries = []
@@ -78,12 +90,14 @@ class FollowUp:
                 "generation_parameters": model["generation_parameters"],
                 "reason": self.reason,
                 "limitations": [self.reason],
-                "report_path": "difficulty.json",
+                "report_path": report_path,
                 **{key: model[key] for key in ("solved", "verified", "unverified", "attempted")},
                 "solve_rate": model["solve_rate"],
                 "wilson_95": wilson_95(solved=model["solved"], verified=model["verified"]),
             }
             earlier = protocol.applied_parameters(protocol.required_role(size))
+            if original_report_path is not None:
+                entry["original_report_path"] = original_report_path
             settings = [
                 {"name": c.key, "earlier": _at(earlier, c.key), "new": c.value}
                 for c in changes
@@ -152,3 +166,25 @@ def parse_followup(*, kind: str, changed: list[str], reason: str | None) -> Foll
     if kind == "generation_setting" and has_checkpoint:
         raise UsageError("A generation_setting follow-up keeps the protocol's checkpoints")
     return FollowUp(kind=kind, changes=tuple(changes), reason=reason.strip())
+
+
+def followup_root(output: Path) -> Path | None:
+    """The original run a follow-up is filed in: ``--output <run>/difficulty/followups/<name>``
+    of a finished ``<run>``. Its evidence paths are then relative to ``<run>`` and its entries
+    join that run's ``protocol_followups``, so one ``publish_difficulty`` publishes both."""
+    folder = output.parent
+    if folder.name != "followups" or folder.parent.name != "difficulty":
+        return None
+    run = folder.parent.parent
+    return run if (run / REPORT_PATH).is_file() else None
+
+
+def file_followups(*, root: Path, entries: list[dict[str, Any]]) -> None:
+    """Add (or replace, by id) the follow-up entries in the original run's report."""
+    report = read_json(root / REPORT_PATH)
+    if not isinstance(report, dict):
+        raise DifficultyProductionError(f"The original report {root / REPORT_PATH} is unreadable")
+    ids = {entry["id"] for entry in entries}
+    kept = [item for item in report.get("protocol_followups") or [] if item.get("id") not in ids]
+    report["protocol_followups"] = [*kept, *entries]
+    write_text_file(root / REPORT_PATH, json_text(report))

@@ -8,8 +8,8 @@ The counting rule, recorded in every report's ``limitations`` and each arm's ``g
   stated budget the model did not finish.
 - **solved**: verified, ``passed`` true, and not cut by the output budget — a cut response is
   never counted as solved.
-- **unverified**: everything else (solver timeouts and HTTP failures, verifier failures, no
-  terminal verdict); excluded from the solve rate.
+- **unverified**: everything else (solver timeouts and HTTP failures, attempts stopped at the
+  worker timeout, verifier failures, no terminal verdict); excluded from the solve rate.
 """
 
 from __future__ import annotations
@@ -25,8 +25,9 @@ LENGTH = "length"
 COUNTING_RULE = (
     "Verified attempts are those the native verifier scored; responses cut by the output budget "
     "(finish_reason length, thinking included) are scored as produced, stay in the verified "
-    "count and are never counted as solved. Solver timeouts or HTTP failures, verifier failures "
-    "and attempts without a terminal verdict are unverified and excluded from the solve rate."
+    "count and are never counted as solved. Solver timeouts or HTTP failures, attempts stopped at "
+    "the worker timeout, verifier failures and attempts without a terminal verdict are unverified "
+    "and excluded from the solve rate."
 )
 
 
@@ -96,12 +97,20 @@ def generation_qc(*, outcomes: list[dict[str, Any]]) -> dict[str, Any]:
     return {
         "output_budget_exhausted": count(lambda o: o["stop_reason"] == LENGTH),
         "no_final_answer": count(lambda o: not o["final_answer"]),
-        "solver_errors": count(lambda o: status(o) == "error" and not o["verifier_executed"]),
+        "worker_timeouts": count(lambda o: o["stop_reason"] == "timeout"),
+        "solver_errors": count(
+            lambda o: (
+                status(o) == "error"
+                and not o["verifier_executed"]
+                and o["stop_reason"] != "timeout"
+            )
+        ),
         "verifier_errors": count(lambda o: status(o) == "error" and o["verifier_executed"]),
         "verification_unavailable": count(lambda o: status(o) == "unavailable"),
         "counting": {
             "output_budget_exhausted": "verified, never solved",
             "no_final_answer": "verified when the native verifier scored the attempt",
+            "worker_timeouts": "unverified",
             "solver_errors": "unverified",
             "verifier_errors": "unverified",
             "verification_unavailable": "unverified",

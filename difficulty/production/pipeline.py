@@ -10,7 +10,6 @@ it, and a finished run makes no model call at all.
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 import threading
 from dataclasses import dataclass
@@ -18,7 +17,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from difficulty.attestation import ATTESTATION_PATH
-from difficulty.production import execution
 from difficulty.production.config import (
     DifficultyConfig,
     learned_verifier_settings,
@@ -26,8 +24,7 @@ from difficulty.production.config import (
 )
 from difficulty.production.errors import DifficultyProductionError, UsageError
 from difficulty.production.execution import code_identity, launch_attempt, load_sample
-from difficulty.production.followups import FollowUp
-from difficulty.production.implementation_attestation import attest_execution
+from difficulty.production.followups import FollowUp, file_followups, followup_root
 from difficulty.production.outcomes import task_outcome
 from difficulty.production.qualification import (
     atlas_row,
@@ -42,7 +39,9 @@ from difficulty.production.report import (
     run_identity_path,
     tasks_sha256,
 )
+from difficulty.production.resume import check_or_record_identity
 from difficulty.registry import ROLE_SIZES, Protocol, get_registry
+from difficulty.reports import CONTEXT_PATH, REPORT_PATH
 from reviews.production.concurrency import run_concurrently
 from reviews.production.grading import grading_identity
 from reviews.production.identity import round_trip, sha256_file
@@ -60,14 +59,6 @@ from reviews.production.rundir import (
 from reviews.production.sampling import Sample
 
 DEFAULT_JOBS = 4
-REPORT_FILE = "difficulty.json"
-IDENTITY_FILE = "difficulty/run.json"
-CONTEXT_FILE = "difficulty/context.json"
-ORIGINAL_EXECUTION_COPY = "difficulty/implementation/execution.py"
-CHANGED_INPUTS = (
-    "Config, protocol, task sample, Atlas row or native code changed; resume requires identical "
-    "inputs"
-)
 
 
 @dataclass(frozen=True)
@@ -93,7 +84,7 @@ class DifficultyResult:
 
     @property
     def report_path(self) -> Path:
-        return self.output / REPORT_FILE
+        return self.output / REPORT_PATH
 
 
 def measurement_protocol(*, protocol_id: str | None) -> Protocol:
@@ -151,7 +142,9 @@ def make_difficulty(
     lock = RunLock(output)
     lock.acquire()
     try:
-        return run.execute(output=output, identity=identity)
+        return run.execute(
+            output=output, identity=identity, root=followup_root(output) if followup else None
+        )
     finally:
         lock.release()
 
@@ -225,46 +218,24 @@ class _Run:
                 tasks=list(self.sample.tasks),
             )
 
-    def _check_or_write_identity(self, *, output: Path, identity: dict[str, Any]) -> Any:
-        """A first run records its identity and a copy of its execution code; a resume must
-        find the same inputs. Changed production code alone is allowed: the attestation then
-        says whether the execution definitions changed."""
-        path = output / IDENTITY_FILE
-        saved = read_json(path)
-        if saved is None:
-            write_json_file(path, identity)
-            copy = output / ORIGINAL_EXECUTION_COPY
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(execution.__file__, copy)
-            return None
-        if saved == identity:
-            return None
-        saved_code = {**saved.get("code", {}), "implementation": None}
-        code = {**identity["code"], "implementation": None}
-        if {**saved, "code": saved_code} != {**identity, "code": code}:
-            raise DifficultyProductionError(CHANGED_INPUTS)
-        document = attest_execution(
-            original=output / ORIGINAL_EXECUTION_COPY, executed=Path(execution.__file__)
-        )
-        # Run-relative paths: the attestation is published with the run.
-        document["original"]["path"] = ORIGINAL_EXECUTION_COPY
-        document["executed"]["path"] = "difficulty_production/execution.py (executing checkout)"
-        write_json_file(output / ATTESTATION_PATH, document)
-        return document
-
     # --- the run ---
 
-    def execute(self, *, output: Path, identity: dict[str, Any]) -> DifficultyResult:
+    def execute(
+        self, *, output: Path, identity: dict[str, Any], root: Path | None
+    ) -> DifficultyResult:
         self.output = output
+        # Evidence paths are relative to the directory that will be published.
+        self.root = root or output
+        self.prefix = "" if root is None else f"{output.relative_to(root).as_posix()}/"
         self.identity_record = identity
-        attestation = self._check_or_write_identity(output=output, identity=identity)
+        attestation = check_or_record_identity(output=output, identity=identity)
         if attestation is not None and not attestation["matching"] and self.stderr:
             self.stderr.write(
                 "make_difficulty: the execution code differs from the original run; publication "
                 "needs changed_code_validation in "
                 f"{output / ATTESTATION_PATH}\n"
             )
-        saved = read_json(output / REPORT_FILE)
+        saved = read_json(output / REPORT_PATH)
         if isinstance(saved, dict):
             return DifficultyResult(
                 output=output, report=saved, attempts_run=0, attestation=attestation
@@ -331,6 +302,7 @@ class _Run:
         endpoint = self.config.roles[size]
         return launch_attempt(
             run_dir=self.output,
+            root=self.root,
             size=size,
             number=number,
             task=task,
@@ -367,7 +339,7 @@ class _Run:
         for size in self.sizes:
             endpoint = self.config.roles[size]
             outcomes = [
-                task_outcome(run_dir=self.output, task=task, attempt=attempts[(size, number)])
+                task_outcome(run_dir=self.root, task=task, attempt=attempts[(size, number)])
                 for number, task in enumerate(self.sample.tasks, start=1)
             ]
             write_json_file(
@@ -391,7 +363,7 @@ class _Run:
                 )
             )
         write_json_file(
-            self.output / CONTEXT_FILE,
+            self.output / CONTEXT_PATH,
             context_record(collection=self.collection, review_id=str(self.row.get("review_id"))),
         )
         report = difficulty_report(
@@ -404,9 +376,18 @@ class _Run:
             quality_sample_size=sum(
                 1 for s in self.collection.get("subjects", []) if s.get("level") == "task"
             ),
+            prefix=self.prefix,
         )
-        if self.options.followup is not None:
-            report = self.options.followup.annotate(report=report, protocol=self.protocol)
+        followup = self.options.followup
+        if followup is not None:
+            report = followup.annotate(
+                report=report,
+                protocol=self.protocol,
+                report_path=f"{self.prefix}{REPORT_PATH}",
+                original_report_path=REPORT_PATH if self.root != self.output else None,
+            )
         # Written last: its existence marks the run as finished.
-        write_text_file(self.output / REPORT_FILE, json_text(report))
+        write_text_file(self.output / REPORT_PATH, json_text(report))
+        if followup is not None and self.root != self.output:
+            file_followups(root=self.root, entries=report["followups"])
         return report

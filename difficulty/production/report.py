@@ -26,8 +26,9 @@ RUNTIME_KEYS = (
 )  # fmt: skip
 
 
-def run_identity_path(size: str) -> str:
-    return f"difficulty/{size}/run.json"
+def run_identity_path(size: str, *, prefix: str = "") -> str:
+    """Relative to the evidence root: ``prefix`` is the run's folder inside it, if any."""
+    return f"{prefix}difficulty/{size}/run.json"
 
 
 def tasks_sha256(tasks: tuple[Task, ...]) -> str:
@@ -133,6 +134,7 @@ def difficulty_report(
     source: dict[str, Any],
     models: list[dict[str, Any]],
     quality_sample_size: int,
+    prefix: str,
 ) -> dict[str, Any]:
     splits = {
         ((task.extras.get("extra_info") or {}).get("split") if task.extras else None)
@@ -160,7 +162,10 @@ def difficulty_report(
             **protocol.limits,
             "artifacts": [],
             "run_identities": [
-                {"size": model["size"], "run_identity_path": run_identity_path(model["size"])}
+                {
+                    "size": model["size"],
+                    "run_identity_path": run_identity_path(model["size"], prefix=prefix),
+                }
                 for model in models
             ],
         },

@@ -65,8 +65,9 @@ class ReviewConfig:
         return self.resolved["source"]
 
 
-def load_config(*, path: Path) -> ReviewConfig:
-    """Read, check and resolve the configuration at ``path`` (§2)."""
+def read_config_document(*, path: Path) -> tuple[Path, dict[str, Any]]:
+    """The absolute config path and its JSON object, refused when it holds a credential (the
+    guard runs first, on the raw document: a credential must never reach run.json)."""
     path = Path(os.path.abspath(os.path.expanduser(str(path))))
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
@@ -76,8 +77,13 @@ def load_config(*, path: Path) -> ReviewConfig:
         raise ReviewProductionError(f"Config is not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise ReviewProductionError("Config must be a JSON object")
-    # The guard runs first, on the raw document: a credential must never reach run.json.
     check_no_credentials(raw)
+    return path, raw
+
+
+def load_config(*, path: Path) -> ReviewConfig:
+    """Read, check and resolve the configuration at ``path`` (§2)."""
+    path, raw = read_config_document(path=path)
     base = path.parent
     model = _model(raw.get("model"))
     runtime = resolve_runtime(runtime=raw.get("runtime"), base=base)

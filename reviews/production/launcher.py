@@ -33,6 +33,15 @@ class Interrupted(KeyboardInterrupt):
     """The run was interrupted; the worker was stopped and the task stays unfinished."""
 
 
+class WorkerTimeout(ReviewProductionError):
+    """The worker exceeded ``worker_timeout`` and was stopped; ``execution`` keeps what it saved
+    (make_review retries the task on resume; make_difficulty records it as the attempt)."""
+
+    def __init__(self, message: str, *, execution: Path) -> None:
+        super().__init__(message)
+        self.execution = execution
+
+
 @dataclass(frozen=True)
 class WorkerRoute:
     python: str
@@ -182,9 +191,10 @@ def _wait(
     if reason == ["interrupted"]:
         raise Interrupted()
     if reason == ["timeout"]:
-        raise ReviewProductionError(
+        raise WorkerTimeout(
             f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. "
-            "Resume retries this unfinished task."
+            "Resume retries this unfinished task.",
+            execution=stderr_path.parent,
         )
     return returncode
 

@@ -3,14 +3,19 @@ verifier and one scripted model per role."""
 
 from __future__ import annotations
 
+import io
 import json
 import re
+import time
+from dataclasses import replace
 from html import unescape
 
 import pytest
 from django.core.management import call_command
 
 from difficulty.classification import classify_report
+from difficulty.production.pipeline import DifficultyOptions
+from difficulty.production.pipeline import make_difficulty as run_make_difficulty
 from difficulty.registry import current_protocol, get_registry
 from difficulty.wilson import wilson_95
 from tests.difficulty.production.conftest import HOSTED_KEY_ENV, SOURCE_ID, row_index
@@ -174,3 +179,34 @@ def test_a_learned_verifier_judge_is_recorded_alike_in_every_arm(
     worker_input = load(output / report["models"][0]["task_outcomes"][0]["execution_path"]
                         / "input.json")  # fmt: skip
     assert worker_input["config"]["learned_verifier"]["parameters"] == {"reasoning_effort": "low"}
+
+
+def test_a_worker_timeout_is_an_unverified_attempt_that_resume_keeps(
+    tmp_path, write_config, model_server
+):
+    small = current_protocol().required_role("small").model
+    solver = model_server.models[small]
+
+    def hang_on_row_one(request):
+        if row_index(request)[0] == 1:
+            time.sleep(30)  # far past the worker timeout, on any machine load
+        return solver(request)
+
+    model_server.models[small] = hang_on_row_one
+    options = DifficultyOptions(
+        config=write_config(change=lambda d: d["runtime"].update({"worker_timeout": 10})),
+        atlas_id=SOURCE_ID, n=2, output=tmp_path / "run", jobs=2, grace_seconds=0.5,
+    )  # fmt: skip
+    report = run_make_difficulty(options=options, stderr=io.StringIO()).report
+    model = report["models"][0]
+    timed_out = [o for o in model["task_outcomes"] if o["stop_reason"] == "timeout"]
+    assert [o["task_id"] for o in timed_out] == ["1"]
+    assert timed_out[0]["verification"]["status"] == "error"
+    assert timed_out[0]["counted_as"] == "unverified"
+    assert (model["unverified"], model["generation_qc"]["worker_timeouts"]) == (1, 1)
+    assert (tmp_path / "run" / timed_out[0]["execution_path"] / "worker.stderr").is_file()
+    # The timeout is the attempt's outcome: a resume keeps it and calls nobody.
+    (tmp_path / "run" / "difficulty.json").unlink()
+    model_server.requests.clear()
+    resumed = run_make_difficulty(options=replace(options, resume=True), stderr=io.StringIO())
+    assert resumed.attempts_run == 0 and model_server.chat_requests() == []

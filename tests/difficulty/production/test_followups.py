@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from django.core.management import call_command
 
 from difficulty.registry import current_protocol
 from tests.difficulty.production.conftest import SOURCE_ID, RoleModel
@@ -84,3 +85,32 @@ def test_followup_arguments_are_checked(tmp_path, write_config):
         "--reason", "x",
     ) == "A generation_setting follow-up keeps the protocol's checkpoints"  # fmt: skip
     assert not (tmp_path / "run").exists()
+
+
+def test_a_followup_filed_in_the_original_run_is_published_beside_it(
+    tmp_path, write_config, model_server, client, good_source
+):
+    config = write_config()
+    run = tmp_path / "run"
+    make_difficulty(*args(config, run))
+    followup = run / "difficulty" / "followups" / "large-32k"
+    make_difficulty(
+        *args(config, followup), "--follow-up", "generation_setting",
+        "--changed", "large.max_tokens=32768", "--reason", "A doubled output budget",
+    )  # fmt: skip
+    report = json.loads((run / "difficulty.json").read_text())
+    (entry,) = report["protocol_followups"]
+    assert entry["report_path"] == "difficulty/followups/large-32k/difficulty.json"
+    assert entry["original_report_path"] == "difficulty.json"
+    filed = json.loads((followup / "difficulty.json").read_text())
+    path = filed["models"][0]["task_outcomes"][0]["execution_path"]
+    assert path.startswith("difficulty/followups/large-32k/difficulty/large/tasks/0001/")
+    assert (run / path / "attempt.json").is_file()
+    call_command("publish_difficulty", "--run-dir", str(run), "--atlas-id", SOURCE_ID)
+    result = json.loads((run / "atlas-difficulty-publication.json").read_text())
+    assert result["status"] == "current"
+    assert result["difficulty"].endswith(
+        "; Historical: Qwen/Qwen3.5-122B-A10B (max_tokens 16384 → 32768) 1/2 solved"
+    )
+    page = client.get(f"/reviews/{good_source['review_id']}/").content.decode()
+    assert "Additional settings comparison · Complete" in page

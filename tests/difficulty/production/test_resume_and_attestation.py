@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -99,6 +100,9 @@ def test_changed_quality_code_is_attested_matching_and_published(
     assert attestation["matching"] is True
     assert attestation["scope"] == ["load_sample", "launch_attempt", "code_identity"]
     assert attestation["original"]["path"] == "difficulty/implementation/execution.py"
+    assert attestation["executed"]["path"] == "difficulty/implementation/executed/execution.py"
+    executed = output / attestation["executed"]["path"]
+    assert executed.read_bytes() == Path(execution.__file__).read_bytes()
     call_command("publish_difficulty", "--run-dir", str(output), "--atlas-id", SOURCE_ID)
     page = client.get(f"/reviews/{good_source['review_id']}/").content.decode()
     assert MATCHING_LINE in page
@@ -129,7 +133,7 @@ def test_changed_execution_code_needs_validation_before_publication(
     call_command(
         "attest_execution",
         "--original", str(output / "difficulty/implementation/execution.py"),
-        "--executed", execution.__file__,
+        "--executed", str(output / "difficulty/implementation/executed/execution.py"),
         "--output", str(output / ATTESTATION_PATH),
         "--validation", "difficulty/validation/rerun.md=Re-run of two tasks with the new code",
     )  # fmt: skip
