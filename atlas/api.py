@@ -132,6 +132,15 @@ class SourceRowSerializer(serializers.Serializer):
 
 
 ROW_FIELDS = tuple(SourceRowSerializer().fields)
+# The columns source_row() reads: a list loads only these (not the search text, the sort keys or
+# the other display columns), and reading any other attribute would cost a query per row — the
+# pinned query counts of the list tests catch that.
+ROW_COLUMNS = (
+    "id", "payload", *CURATED_FIELDS, "effective_quality", "review_stale", "display_review_id",
+    "open_issue_count", "display_review_is_example", "difficulty_text", "difficulty_status",
+    "difficulty_summary", "review_applicability", "open_issues", "grading_tracking",
+    "review_grading_revision", "display_review_date_text", "display_traces", "active",
+)  # fmt: skip
 
 
 def _absolute(request: Request | None, path: str) -> str:
@@ -228,7 +237,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
         self.filterset = filterset
-        return filterset.qs
+        return filterset.qs.only(*ROW_COLUMNS)
 
     @extend_schema(
         summary="List active sources",

@@ -64,15 +64,18 @@ class ViewCounts:
 def view_counts(*, without_origin: QuerySet[Source], origin: str) -> ViewCounts:
     """One grouped query over the view without its tab: the tab badges, and the totals of the
     selected tab (or of all of them)."""
+    # COUNT(*) and COUNT(kind) (never null; Django refuses a filtered COUNT(*)), not COUNT(id):
+    # every column read must be in a covering index (0005's catalog_src_view_counts, 0006's
+    # catalog_src_type_rows) for an index-only scan on PostgreSQL instead of a full table scan.
     groups = {
         row["origin"]: row
         for row in without_origin.order_by()
         .values("origin")
         .annotate(
-            matching=Count("pk"),
+            matching=Count("*"),
             task_total=Sum("task_count"),
             known=Count("task_count"),
-            unknown=Count("pk", filter=Q(kind=SourceKind.DATASET, task_count__isnull=True)),
+            unknown=Count("kind", filter=Q(kind=SourceKind.DATASET, task_count__isnull=True)),
         )
     }
     chosen = [row for name, row in groups.items() if not origin or name == origin]

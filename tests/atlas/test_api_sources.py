@@ -153,3 +153,23 @@ def test_json_is_rendered_by_orjson_with_drf_fallbacks():
     }  # fmt: skip
     pretty = FastJSONRenderer().render(data, "application/json; indent=2")
     assert b"\n  " in pretty
+
+
+def test_list_rows_from_the_narrow_columns_equal_full_rows(
+    client, write_catalog, django_assert_num_queries
+):
+    """The list loads only ``ROW_COLUMNS``; every serialised field must still come out as from a
+    fully loaded source, with no query per row for a deferred column."""
+    from atlas.api import ROW_COLUMNS, ROW_FIELDS, source_row
+    from atlas.models import Source
+
+    seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", display_name=f"s{n}") for n in range(3)])
+    set_state("MarinSkyRL:s1", review_id="r-1", display_review_id="r-1", quality="good")
+    make_open_issue("MarinSkyRL:s2", "https://example.com/2")
+    narrow = list(Source.objects.filter(active=True).only(*ROW_COLUMNS))
+    with django_assert_num_queries(0):
+        rows = [source_row(source) for source in narrow]
+    assert rows == [source_row(source) for source in Source.objects.filter(active=True)]
+    assert all(tuple(row)[: len(ROW_FIELDS)] == ROW_FIELDS for row in rows)
+    body = client.get("/api/sources/").json()
+    assert {row["id"] for row in body["results"]} == {row["id"] for row in rows}
