@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from django.http import StreamingHttpResponse
@@ -127,14 +128,15 @@ class SourceRowSerializer(serializers.Serializer):
     traces = serializers.IntegerField(allow_null=True)
     active = serializers.BooleanField()
 
-    def to_representation(self, instance: Source) -> dict[str, Any]:
-        return source_row(instance, request=self.context.get("request"))
+    def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
+        # The list hands over rows of .values(*ROW_COLUMNS); the detail view a loaded source.
+        values = instance if isinstance(instance, Mapping) else source_values(instance)
+        return row_of_values(values, request=self.context.get("request"))
 
 
 ROW_FIELDS = tuple(SourceRowSerializer().fields)
-# The columns source_row() reads: a list loads only these (not the search text, the sort keys or
-# the other display columns), and reading any other attribute would cost a query per row — the
-# pinned query counts of the list tests catch that.
+# The columns a row is built from: a list reads only these as plain values (not the search text,
+# the sort keys or the other display columns, and no model instance per row).
 ROW_COLUMNS = (
     "id", "payload", *CURATED_FIELDS, "effective_quality", "review_stale", "display_review_id",
     "open_issue_count", "display_review_is_example", "difficulty_text", "difficulty_status",
@@ -147,51 +149,59 @@ def _absolute(request: Request | None, path: str) -> str:
     return request.build_absolute_uri(path) if request is not None else path
 
 
+def source_values(source: Source) -> dict[str, Any]:
+    """A loaded source as the row of ``.values(*ROW_COLUMNS)`` a list reads."""
+    return {name: getattr(source, name) for name in ROW_COLUMNS}
+
+
 def source_row(source: Source, *, request: Request | None = None) -> dict[str, Any]:
-    payload = dict(source.payload or {})
-    shown = overlay(
-        payload=payload, curated={name: getattr(source, name) for name in CURATED_FIELDS}
-    )
+    return row_of_values(source_values(source), request=request)
+
+
+def row_of_values(values: Mapping[str, Any], *, request: Request | None = None) -> dict[str, Any]:
+    """The API row of one source from its ``ROW_COLUMNS`` values."""
+    payload = dict(values["payload"] or {})
+    shown = overlay(payload=payload, curated={name: values[name] for name in CURATED_FIELDS})
+    source_id = values["id"]
+    review_id = values["display_review_id"]
     chip = labels.quality_chip(
-        effective_quality=source.effective_quality,
-        review_stale=source.review_stale,
-        review_id=source.display_review_id,
-        open_issue_count=source.open_issue_count,
+        effective_quality=values["effective_quality"],
+        review_stale=values["review_stale"],
+        review_id=review_id,
+        open_issue_count=values["open_issue_count"],
         review_url=payload.get("review_url"),
     )
     dataset_url = payload.pop("url", None)
     row = {
         **payload,
-        "id": source.id,
-        "url": _absolute(request, reverse("api-source", kwargs={"source_id": source.id})),
+        "id": source_id,
+        "url": _absolute(request, reverse("api-source", kwargs={"source_id": source_id})),
         "source_page_url": _absolute(
-            request, reverse("source-page", kwargs={"source_id": source.id})
+            request, reverse("source-page", kwargs={"source_id": source_id})
         ),
-        "review_page_url": _absolute(
-            request, labels.review_page_url(review_id=source.display_review_id)
-        )
-        if source.display_review_id
+        "review_page_url": _absolute(request, labels.review_page_url(review_id=review_id))
+        if review_id
         else None,
         "dataset_url": dataset_url,
         "type_label": labels.type_label(payload.get("type") or ""),
         "turns_label": payload.get("turns") or "Unknown",
-        "quality": source.effective_quality,
+        "quality": values["effective_quality"],
         "quality_label": chip.label,
-        "example_review": source.display_review_is_example,
-        "difficulty": source.difficulty_text,
-        "difficulty_status": source.difficulty_status,
-        "difficulty_summary": source.difficulty_summary,
-        "review_applicability": source.review_applicability,
-        "review_stale": source.review_stale,
-        "verifier_issues": source.open_issues,
-        "grading_tracking": source.grading_tracking,
-        "review_grading_revision": source.review_grading_revision,
-        "review_id": source.display_review_id,
-        "review_date": source.display_review_date_text,
+        "example_review": values["display_review_is_example"],
+        "difficulty": values["difficulty_text"],
+        "difficulty_status": values["difficulty_status"],
+        "difficulty_summary": values["difficulty_summary"],
+        "review_applicability": values["review_applicability"],
+        "review_stale": values["review_stale"],
+        "verifier_issues": values["open_issues"],
+        "grading_tracking": values["grading_tracking"],
+        "review_grading_revision": values["review_grading_revision"],
+        "review_id": review_id,
+        "review_date": values["display_review_date_text"],
         "review_source_revision": shown["review_source_revision"],
         "review_verifier_revision": shown["review_verifier_revision"],
-        "traces": source.display_traces,
-        "active": source.active,
+        "traces": values["display_traces"],
+        "active": values["active"],
     }
     ordered = {name: row.get(name) for name in ROW_FIELDS}
     # Payload keys beyond the documented ones (grading_*) follow, as before.
@@ -237,7 +247,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
         self.filterset = filterset
-        return filterset.qs.only(*ROW_COLUMNS)
+        return filterset.qs.values(*ROW_COLUMNS)
 
     @extend_schema(
         summary="List active sources",
@@ -296,7 +306,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         if "page" in request.query_params or "page_size" in request.query_params:
             queryset = self.paginate_queryset(queryset)
         return csv_twin_response(
-            rows=(source_row(source, request=request) for source in _iterate(queryset)),
+            rows=(row_of_values(values, request=request) for values in _iterate(queryset)),
             fields=ROW_FIELDS,
             filename=export_filename(choices=self.filterset.choices, prefix="rl-data-atlas-api"),
         )
