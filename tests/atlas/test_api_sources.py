@@ -174,3 +174,22 @@ def test_list_rows_from_the_narrow_columns_equal_full_rows(
     assert all(tuple(row)[: len(ROW_FIELDS)] == ROW_FIELDS for row in rows)
     body = client.get("/api/sources/").json()
     assert [row["id"] for row in body["results"]] == [row["id"] for row in rows]
+
+
+@pytest.mark.parametrize(
+    "source_id",
+    ["MarinSkyRL:s1", "Task Trove:with space/x", "o:a%2Fb?c#d", "o:é/ü", "o:a/./b", "o:a/../b",
+     "o:a/.", "o:~x@y!$&'()*+,;=", "o:[x]"],
+)  # fmt: skip
+def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
+    """The list builds its rows' links without reverse() per row; they must be the same links."""
+    from django.urls import reverse
+
+    from atlas.api import RowLinks
+
+    for request in (rf.get("/api/sources/", HTTP_HOST="localhost:8000"), None):
+        links = RowLinks(request=request)
+        for name in ("api-source", "source-page"):
+            path = reverse(name, kwargs={"source_id": source_id})
+            expected = request.build_absolute_uri(path) if request is not None else path
+            assert links.link(name, source_id) == expected
