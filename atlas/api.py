@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 from urllib.parse import quote
 
 from django.http import StreamingHttpResponse
@@ -134,8 +134,11 @@ class SourceRowSerializer(serializers.Serializer):
         # The list hands over rows of .values(*ROW_COLUMNS); the detail view a loaded source.
         values = instance if isinstance(instance, Mapping) else source_values(instance)
         request = self.context.get("request")
-        # One RowLinks per response: the list's rows share their serializer's context.
-        links = self.context.setdefault("row_links", RowLinks(request=request))
+        # One RowLinks per response: the list's rows share their root serializer's context dict.
+        context = cast(dict[str, Any], self.context)
+        links = context.get("row_links")
+        if links is None:
+            links = context["row_links"] = RowLinks(request=request)
         return row_of_values(values, request=request, links=links)
 
 
