@@ -19,7 +19,7 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -32,6 +32,7 @@ from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
+from atlas.renderers import FastJSONRenderer
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.vocabularies import (
@@ -274,7 +275,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
 
     serializer_class = SourceRowSerializer
     pagination_class = CatalogPagination
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
+    renderer_classes = [FastJSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
     allowed_parameters = LIST_PARAMETERS
 
     def get_queryset(self):
