@@ -65,8 +65,8 @@ def view_counts(*, without_origin: QuerySet[Source], origin: str) -> ViewCounts:
     """One grouped query over the view without its tab: the tab badges, and the totals of the
     selected tab (or of all of them)."""
     # COUNT(*) and COUNT(kind) (never null; Django refuses a filtered COUNT(*)), not COUNT(id):
-    # every column read must be in a covering index (0005's catalog_src_view_counts, 0006's
-    # catalog_src_type_rows) for an index-only scan on PostgreSQL instead of a full table scan.
+    # every column read must be in a covering index (catalog_src_view_counts,
+    # catalog_src_type_rows: migration 0006) for an index-only scan instead of a full table scan.
     groups = {
         row["origin"]: row
         for row in without_origin.order_by()

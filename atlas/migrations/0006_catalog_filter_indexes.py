@@ -10,7 +10,10 @@ sort must be ``… NULLS LAST, id``.
 * ``catalog_src_rows``: rows descending without a type filter; the other filters are checked on
   the rows read in order until the page is full. (Rows ascending is served by the plain
   ``catalog_src_task_count`` and an incremental sort on ``id``; the default name sort by 0005's
-  ``catalog_src_name_sort``; the unfiltered counts by 0005's ``catalog_src_view_counts``.)
+  ``catalog_src_name_sort``.)
+* ``catalog_src_view_counts`` (0005's, widened): also includes the other facet columns (type,
+  interaction, family, benchmark), so the counts of any facet filter — the API's count and the
+  page's per-origin counts — are an index-only scan, never a scan of the wide table.
 
 SQLite needs neither."""
 
@@ -22,12 +25,18 @@ FORWARD = (
     "WHERE active",
     "CREATE INDEX IF NOT EXISTS catalog_src_rows ON catalog_sources "
     "(task_count DESC NULLS LAST, id) WHERE active",
+    "DROP INDEX IF EXISTS catalog_src_view_counts",
+    "CREATE INDEX catalog_src_view_counts ON catalog_sources (origin, status, effective_quality) "
+    "INCLUDE (kind, task_count, type, turns, family, is_benchmark) WHERE active",
 )
 BACKWARD = (
+    "DROP INDEX IF EXISTS catalog_src_view_counts",
+    "CREATE INDEX catalog_src_view_counts ON catalog_sources "
+    "(origin, status, effective_quality) INCLUDE (kind, task_count) WHERE active",
     "DROP INDEX IF EXISTS catalog_src_rows",
     "DROP INDEX IF EXISTS catalog_src_type_rows",
 )
-INDEXES = ("catalog_src_type_rows", "catalog_src_rows")
+INDEXES = ("catalog_src_type_rows", "catalog_src_rows", "catalog_src_view_counts")
 
 
 def _run(statements):
