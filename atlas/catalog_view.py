@@ -65,8 +65,8 @@ def view_counts(*, without_origin: QuerySet[Source], origin: str) -> ViewCounts:
     """One grouped query over the view without its tab: the tab badges, and the totals of the
     selected tab (or of all of them)."""
     # COUNT(*) and COUNT(kind) (never null; Django refuses a filtered COUNT(*)), not COUNT(id):
-    # every column read must be in a covering index (catalog_src_view_counts,
-    # catalog_src_type_rows: migration 0006) for an index-only scan instead of a full table scan.
+    # every column read must be in a covering index (catalog_src_view_counts, catalog_src_type_rows,
+    # catalog_src_facet_counts) for an index-only scan instead of a full table scan.
     groups = {
         row["origin"]: row
         for row in without_origin.order_by()
