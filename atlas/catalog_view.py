@@ -35,6 +35,7 @@ from atlas.pagination import (
     page_window,
 )
 from atlas.selectors import CatalogVocabulary, SyncStatus
+from atlas.source_links import RowLinks
 from atlas.vocabularies import SourceKind
 
 COLUMNS = (
@@ -154,7 +155,8 @@ def _select(name: str, default_label: str, choices, selected: str, **extra: str)
 def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
     cell = catalog_cells().get("difficulty")
     values = matching.values(*ROW_FIELDS)[window.offset : window.offset + window.size]
-    return [catalog_row(row, cell=cell) for row in values]
+    links = RowLinks(request=None)  # the page links its rows by path
+    return [catalog_row(row, cell=cell, links=links) for row in values]
 
 
 def catalog_context(
