@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, cast
 
+from django.db.models import QuerySet, TextField
+from django.db.models.functions import Cast
 from django.http import StreamingHttpResponse
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
@@ -16,12 +19,12 @@ from drf_spectacular.utils import (
 from rest_framework import serializers
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.generics import ListAPIView
-from rest_framework.renderers import BrowsableAPIRenderer, JSONRenderer
+from rest_framework.renderers import BrowsableAPIRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas import labels
+from atlas import json_values, labels
 from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
 from atlas.display_state import CURATED_FIELDS, overlay
@@ -29,8 +32,10 @@ from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
+from atlas.renderers import FastJSONRenderer
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
+from atlas.source_links import RowLinks
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
@@ -127,62 +132,110 @@ class SourceRowSerializer(serializers.Serializer):
     traces = serializers.IntegerField(allow_null=True)
     active = serializers.BooleanField()
 
-    def to_representation(self, instance: Source) -> dict[str, Any]:
-        return source_row(instance, request=self.context.get("request"))
+    def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
+        # The list hands over rows of list_values(); the detail view a loaded source.
+        values = decoded(instance) if isinstance(instance, Mapping) else source_values(instance)
+        request = self.context.get("request")
+        # One RowLinks per response: the list's rows share their root serializer's context dict.
+        context = cast(dict[str, Any], self.context)
+        links = context.get("row_links")
+        if links is None:
+            links = context["row_links"] = RowLinks(request=request)
+        return row_of_values(values, request=request, links=links)
 
 
 ROW_FIELDS = tuple(SourceRowSerializer().fields)
+# The columns a row is built from: a list reads only these as plain values (not the search text,
+# the sort keys or the other display columns, and no model instance per row).
+ROW_COLUMNS = (
+    "id", "payload", *CURATED_FIELDS, "effective_quality", "review_stale", "display_review_id",
+    "open_issue_count", "display_review_is_example", "difficulty_text", "difficulty_status",
+    "difficulty_summary", "review_applicability", "open_issues", "grading_tracking",
+    "review_grading_revision", "display_review_date_text", "display_traces", "active",
+)  # fmt: skip
+
+
+# JSON columns a list reads as text and parses itself (json_values.loads_stored): parsing is the
+# largest part of a 500-row list, and Django's JSONField parses with the json module.
+JSON_COLUMNS = ("payload", "open_issues", "difficulty_summary")
+
+
+def list_values(queryset: QuerySet[Source]) -> QuerySet:
+    """The rows of a list: ``ROW_COLUMNS`` as values, the JSON ones as ``<name>_text``."""
+    texts = {f"{name}_text": Cast(name, output_field=TextField()) for name in JSON_COLUMNS}
+    return queryset.values(*(name for name in ROW_COLUMNS if name not in JSON_COLUMNS), **texts)
+
+
+def decoded(values: Mapping[str, Any]) -> Mapping[str, Any]:
+    """A row of list_values() with its JSON columns parsed (other mappings as they are)."""
+    if "payload_text" not in values:
+        return values
+    row = dict(values)
+    for name in JSON_COLUMNS:
+        text = row.pop(f"{name}_text")
+        row[name] = None if text is None else json_values.loads_stored(text)
+    return row
 
 
 def _absolute(request: Request | None, path: str) -> str:
     return request.build_absolute_uri(path) if request is not None else path
 
 
+def source_values(source: Source) -> dict[str, Any]:
+    """A loaded source as the row of ``.values(*ROW_COLUMNS)`` a list reads."""
+    return {name: getattr(source, name) for name in ROW_COLUMNS}
+
+
 def source_row(source: Source, *, request: Request | None = None) -> dict[str, Any]:
-    payload = dict(source.payload or {})
-    shown = overlay(
-        payload=payload, curated={name: getattr(source, name) for name in CURATED_FIELDS}
-    )
+    return row_of_values(source_values(source), request=request)
+
+
+def row_of_values(
+    values: Mapping[str, Any], *, request: Request | None = None, links: RowLinks | None = None
+) -> dict[str, Any]:
+    """The API row of one source from its ``ROW_COLUMNS`` values (``links``: the response's, for
+    a list)."""
+    links = links if links is not None else RowLinks(request=request)
+    payload = dict(values["payload"] or {})
+    shown = overlay(payload=payload, curated={name: values[name] for name in CURATED_FIELDS})
+    source_id = values["id"]
+    review_id = values["display_review_id"]
     chip = labels.quality_chip(
-        effective_quality=source.effective_quality,
-        review_stale=source.review_stale,
-        review_id=source.display_review_id,
-        open_issue_count=source.open_issue_count,
+        effective_quality=values["effective_quality"],
+        review_stale=values["review_stale"],
+        review_id=review_id,
+        open_issue_count=values["open_issue_count"],
         review_url=payload.get("review_url"),
     )
     dataset_url = payload.pop("url", None)
     row = {
         **payload,
-        "id": source.id,
-        "url": _absolute(request, reverse("api-source", kwargs={"source_id": source.id})),
-        "source_page_url": _absolute(
-            request, reverse("source-page", kwargs={"source_id": source.id})
-        ),
-        "review_page_url": _absolute(
-            request, labels.review_page_url(review_id=source.display_review_id)
-        )
-        if source.display_review_id
+        "id": source_id,
+        "url": links.link("api-source", source_id),
+        "source_page_url": links.link("source-page", source_id),
+        "review_page_url": _absolute(request, labels.review_page_url(review_id=review_id))
+        if review_id
         else None,
         "dataset_url": dataset_url,
         "type_label": labels.type_label(payload.get("type") or ""),
         "turns_label": payload.get("turns") or "Unknown",
-        "quality": source.effective_quality,
+        "quality": values["effective_quality"],
         "quality_label": chip.label,
-        "example_review": source.display_review_is_example,
-        "difficulty": source.difficulty_text,
-        "difficulty_status": source.difficulty_status,
-        "difficulty_summary": source.difficulty_summary,
-        "review_applicability": source.review_applicability,
-        "review_stale": source.review_stale,
-        "verifier_issues": source.open_issues,
-        "grading_tracking": source.grading_tracking,
-        "review_grading_revision": source.review_grading_revision,
-        "review_id": source.display_review_id,
-        "review_date": source.display_review_date_text,
+        "example_review": values["display_review_is_example"],
+        "difficulty": values["difficulty_text"],
+        "difficulty_status": values["difficulty_status"],
+        "difficulty_summary": values["difficulty_summary"],
+        "review_applicability": values["review_applicability"],
+        "review_stale": values["review_stale"],
+        "verifier_issues": values["open_issues"],
+        "grading_tracking": values["grading_tracking"],
+        "review_grading_revision": values["review_grading_revision"],
+        "review_id": review_id,
+        "review_date": values["display_review_date_text"],
         "review_source_revision": shown["review_source_revision"],
         "review_verifier_revision": shown["review_verifier_revision"],
-        "traces": source.display_traces,
-        "active": source.active,
+        "traces": values["display_traces"],
+        "active": values["active"],
     }
     ordered = {name: row.get(name) for name in ROW_FIELDS}
     # Payload keys beyond the documented ones (grading_*) follow, as before.
@@ -220,7 +273,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
 
     serializer_class = SourceRowSerializer
     pagination_class = CatalogPagination
-    renderer_classes = [JSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
+    renderer_classes = [FastJSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
     allowed_parameters = LIST_PARAMETERS
 
     def get_queryset(self):
@@ -228,7 +281,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         if not filterset.is_valid():
             raise ValidationError(filterset.errors)
         self.filterset = filterset
-        return filterset.qs
+        return list_values(filterset.qs)
 
     @extend_schema(
         summary="List active sources",
@@ -284,10 +337,14 @@ class SourceListView(StrictQueryMixin, ListAPIView):
 
     def csv(self, request: Request) -> StreamingHttpResponse:
         queryset = self.get_queryset()
+        links = RowLinks(request=request)
         if "page" in request.query_params or "page_size" in request.query_params:
             queryset = self.paginate_queryset(queryset)
         return csv_twin_response(
-            rows=(source_row(source, request=request) for source in _iterate(queryset)),
+            rows=(
+                row_of_values(decoded(values), request=request, links=links)
+                for values in _iterate(queryset)
+            ),
             fields=ROW_FIELDS,
             filename=export_filename(choices=self.filterset.choices, prefix="rl-data-atlas-api"),
         )

@@ -15,6 +15,7 @@ from django.utils.safestring import SafeString
 from atlas import labels
 from atlas.contributions import CatalogCell
 from atlas.models import Source
+from atlas.source_links import RowLinks
 from atlas.vocabularies import SourceKind
 
 ROW_FIELDS = (
@@ -55,8 +56,11 @@ def source_page_url(source_id: str) -> str:
     return reverse("source-page", kwargs={"source_id": source_id})
 
 
-def catalog_row(values: dict, *, cell: CatalogCell | None) -> CatalogRow:
-    """``values``: one row of ``Source.objects.values(*ROW_FIELDS)``."""
+def catalog_row(
+    values: dict, *, cell: CatalogCell | None, links: RowLinks | None = None
+) -> CatalogRow:
+    """``values``: one row of ``Source.objects.values(*ROW_FIELDS)``; ``links``: the page's, for
+    many rows."""
     name = values["display_name"] or values["id"]
     url = values["payload__url"]
     canonical_url = values["payload__canonical_url"]
@@ -77,7 +81,9 @@ def catalog_row(values: dict, *, cell: CatalogCell | None) -> CatalogRow:
         id=values["id"],
         name=name,
         name_url=url if labels.is_https(url) else None,
-        page_url=source_page_url(values["id"]),
+        page_url=links.link("source-page", values["id"])
+        if links is not None
+        else source_page_url(values["id"]),
         origin=values["origin"],
         dataset=dataset,
         dataset_url=canonical_url if labels.is_https(canonical_url) else None,

@@ -13,6 +13,8 @@ import math
 import re
 from typing import Any
 
+import orjson
+
 MAX_DEPTH = 32
 INT64 = (-(2**63), 2**63 - 1)
 # Escapes whose presence in a document's text could put a NUL or a lone surrogate into a parsed
@@ -28,6 +30,17 @@ class UnreadableJson(ValueError):
 def loads(data: bytes | str) -> Any:
     """Parse strict JSON: UTF-8, no NaN or Infinity, nesting a reader can follow."""
     return _parse(_text(data))
+
+
+def loads_stored(text: str) -> Any:
+    """A document read back from the database, as ``json.loads`` reads it. Every intake refused what
+    orjson reads differently (integers beyond 64 bits become floats in orjson; non-finite numbers
+    and lone surrogates it refuses), so its two to three times faster reading gives the same values;
+    a document it refuses anyway is read by ``json`` as Django's JSONField would."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
 
 
 def _text(data: bytes | str) -> str:

@@ -153,3 +153,65 @@ def test_json_is_rendered_by_orjson_with_drf_fallbacks():
     }  # fmt: skip
     pretty = FastJSONRenderer().render(data, "application/json; indent=2")
     assert b"\n  " in pretty
+
+
+def test_list_rows_from_the_narrow_columns_equal_full_rows(
+    client, write_catalog, django_assert_num_queries
+):
+    """The list reads only ``ROW_COLUMNS`` as values (its JSON as text it parses); every serialised
+    field must come out as from a fully loaded source, in the same order, with no further query."""
+    from atlas.api import ROW_FIELDS, decoded, list_values, row_of_values, source_row
+    from atlas.models import Source
+
+    seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", display_name=f"s{n}") for n in range(3)])
+    set_state("MarinSkyRL:s1", review_id="r-1", display_review_id="r-1", quality="good")
+    make_open_issue("MarinSkyRL:s2", "https://example.com/2")
+    narrow = list(list_values(Source.objects.filter(active=True)))
+    with django_assert_num_queries(0):
+        rows = [row_of_values(decoded(values)) for values in narrow]
+    full = [source_row(source) for source in Source.objects.filter(active=True)]
+    assert [list(row.items()) for row in rows] == [list(row.items()) for row in full]
+    assert all(tuple(row)[: len(ROW_FIELDS)] == ROW_FIELDS for row in rows)
+    body = client.get("/api/sources/").json()
+    assert [row["id"] for row in body["results"]] == [row["id"] for row in rows]
+
+
+@pytest.mark.parametrize(
+    "source_id",
+    ["MarinSkyRL:s1", "Task Trove:with space/x", "o:a%2Fb?c#d", "o:é/ü", "o:a/./b", "o:a/../b",
+     "o:a/.", "o:~x@y!$&'()*+,;=", "o:[x]"],
+)  # fmt: skip
+def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
+    """The list builds its rows' links without reverse() per row; they must be the same links."""
+    from django.urls import reverse
+
+    from atlas.source_links import RowLinks
+
+    for request in (rf.get("/api/sources/", HTTP_HOST="localhost:8000"), None):
+        links = RowLinks(request=request)
+        for name in ("api-source", "source-page"):
+            path = reverse(name, kwargs={"source_id": source_id})
+            expected = request.build_absolute_uri(path) if request is not None else path
+            assert links.link(name, source_id) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    ['{"a": [1, -2, 9223372036854775807, -9223372036854775808, 0.1, 1e16, -0.0, null, true]}',
+     '{"s": "é\\u2028\\"\\\\", "n": {"x": []}}', '[]', 'null', '"x"', '{"inf": 1e400}',
+     '{"lone": "\\ud800"}'],
+)  # fmt: skip
+def test_stored_json_is_read_as_the_json_module_reads_it(text):
+    import json
+
+    from atlas.json_values import loads_stored
+
+    assert json.dumps(loads_stored(text)) == json.dumps(json.loads(text))
+
+
+def test_what_orjson_reads_differently_is_refused_at_intake():
+    """Integers beyond 64 bits (orjson reads them as floats) never reach the database."""
+    from atlas.json_values import unstorable_path
+
+    assert unstorable_path({"big": 2**64}) is not None
+    assert unstorable_path({"small": -(2**63) - 1}) is not None

@@ -1,0 +1,39 @@
+"""A source row's own links (the source page; the row in the API), for lists of many rows."""
+
+from __future__ import annotations
+
+from typing import Protocol
+from urllib.parse import quote
+
+from django.urls import reverse
+from django.utils.http import RFC3986_SUBDELIMS
+
+
+class AbsoluteUris(Protocol):
+    def build_absolute_uri(self, location: str) -> str: ...
+
+
+class RowLinks:
+    """The links of a list's rows, built from one reverse() of each route per list: reverse() (and
+    the API's build_absolute_uri()) per row cost a third of a 500-row list. The result is theirs:
+    the ID quoted as reverse() quotes it, after the absolute origin when there is a request; the
+    rare ID for which they do more (a dot segment is resolved, a newline refused) takes them."""
+
+    MARK = "source-id-mark"
+    SAFE = RFC3986_SUBDELIMS + "/~:@"  # what reverse() leaves unquoted
+
+    def __init__(self, *, request: AbsoluteUris | None) -> None:
+        self.request = request
+        self.origin = request.build_absolute_uri("/")[:-1] if request is not None else ""
+        self.routes = {
+            name: tuple(reverse(name, kwargs={"source_id": self.MARK}).split(self.MARK))
+            for name in ("api-source", "source-page")
+        }
+
+    def link(self, name: str, source_id: str) -> str:
+        head, tail = self.routes[name]
+        path = head + quote(source_id, safe=self.SAFE) + tail
+        if "\n" in source_id or "/./" in path or "/../" in path:
+            path = reverse(name, kwargs={"source_id": source_id})
+            return self.request.build_absolute_uri(path) if self.request is not None else path
+        return self.origin + path
