@@ -16,6 +16,7 @@ from typing import Any
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.registry import ROLE_SIZES, Protocol
 from reviews.production.config import (
+    ProductionConfig,
     checked_api_key_env,
     checked_retries,
     is_endpoint,
@@ -71,19 +72,9 @@ class Endpoint:
 
 
 @dataclass(frozen=True)
-class DifficultyConfig:
-    path: Path
-    resolved: dict[str, Any]
+class DifficultyConfig(ProductionConfig):
     roles: dict[str, Endpoint]
     learned_verifier: Endpoint | None
-
-    @property
-    def runtime(self) -> dict[str, Any]:
-        return self.resolved["runtime"]
-
-    @property
-    def source(self) -> dict[str, Any]:
-        return self.resolved["source"]
 
 
 def load_difficulty_config(

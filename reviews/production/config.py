@@ -51,10 +51,12 @@ class ModelConfig:
 
 
 @dataclass(frozen=True)
-class ReviewConfig:
+class ProductionConfig:
+    """A production tool's configuration: where it was read and its resolved blocks (the
+    ``runtime`` and ``source`` blocks are shared by make_review and make_difficulty)."""
+
     path: Path
     resolved: dict[str, Any]
-    model: ModelConfig
 
     @property
     def runtime(self) -> dict[str, Any]:
@@ -63,6 +65,11 @@ class ReviewConfig:
     @property
     def source(self) -> dict[str, Any]:
         return self.resolved["source"]
+
+
+@dataclass(frozen=True)
+class ReviewConfig(ProductionConfig):
+    model: ModelConfig
 
 
 def read_config_document(*, path: Path) -> tuple[Path, dict[str, Any]]:
