@@ -27,6 +27,7 @@ from rest_framework.views import APIView
 from atlas import json_values, labels
 from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
+from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.display_state import CURATED_FIELDS, overlay
 from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
@@ -515,12 +516,12 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
         errors = {}
         if query.get("source"):
             changes = changes.filter(source_id=query["source"])
-        run = (query.get("run") or "").strip()
-        if run:
-            if run.isascii() and run.isdecimal():
-                changes = changes.filter(run_id=int(run))
+        if (query.get("run") or "").strip():
+            run_id = parse_run_id(query["run"])
+            if run_id is not None:
+                changes = changes.filter(run_id=run_id)
             else:
-                errors["run"] = ["A run is a sync run id (an integer)."]
+                errors["run"] = ["A run is a sync run id (a positive 64-bit integer)."]
         kind = (query.get("kind") or "").strip().lower()
         if kind:
             if kind in ChangeKind.values:
@@ -537,7 +538,7 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
             OpenApiParameter("source", str, description="One source ID."),
             OpenApiParameter(
                 "run",
-                {"type": "integer", "minimum": 1},
+                {"type": "integer", "minimum": 1, "maximum": LARGEST_RUN_ID},
                 description="One sync run (catalog revision).",
             ),
             OpenApiParameter("kind", str, enum=ChangeKind.values),

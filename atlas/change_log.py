@@ -20,6 +20,17 @@ RUNS_PER_PAGE = 20
 CHANGES_PER_RUN = 50
 SOURCE_HISTORY_LIMIT = 100
 KIND_LABELS = dict(ChangeKind.choices)
+# Run ids are 64-bit keys: a longer number names no run, and SQLite cannot even bind it.
+LARGEST_RUN_ID = 2**63 - 1
+
+
+def parse_run_id(text: str | None) -> int | None:
+    """The sync run id a query value names (decimal digits, 1 to the largest key), else None."""
+    value = (text or "").strip()
+    if not (value.isascii() and value.isdecimal()) or len(value) > len(str(LARGEST_RUN_ID)):
+        return None
+    number = int(value)
+    return number if 1 <= number <= LARGEST_RUN_ID else None
 
 
 @dataclass(frozen=True)

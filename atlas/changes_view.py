@@ -13,6 +13,7 @@ from atlas.change_log import (
     RUNS_PER_PAGE,
     change_line,
     changed_runs,
+    parse_run_id,
     revision_entries,
     run_changes,
     source_history,
@@ -34,9 +35,10 @@ def changes_context(*, query: Mapping[str, str]) -> dict[str, Any] | None:
     run_id = (query.get("run") or "").strip()
     source_id = (query.get("source") or "").strip()
     if run_id:
-        if not (run_id.isascii() and run_id.isdecimal()):
+        run_number = parse_run_id(run_id)
+        if run_number is None:
             return None
-        runs = list(changed_runs().filter(id=int(run_id)))
+        runs = list(changed_runs().filter(id=run_number))
         if not runs:
             return None
         run = runs[0]

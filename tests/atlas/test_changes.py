@@ -78,6 +78,7 @@ def test_the_changes_page_lists_revisions_with_their_diffs(client, write_catalog
     one = client.get(f"/changes/?run={run}").content.decode()
     assert "1 changed" in one and "1 added" not in one
     assert client.get("/changes/?run=999999").status_code == 404
+    assert client.get("/changes/?run=" + "9" * 40).status_code == 404  # no 64-bit key is that long
     history = client.get("/changes/?source=MarinSkyRL:a").content.decode()
     assert history.count('class="change change-') == 2
 
@@ -107,6 +108,10 @@ def test_the_changes_api(client, write_catalog):
     assert client.get("/api/changes/?source=MarinSkyRL:b").json()["count"] == 2
     assert client.get(f"/api/changes/?run={run}").json()["count"] == 2
     assert client.get("/api/changes/?kind=moved").status_code == 400
+    for unusable in ("9223372036854775808", "9" * 40, "0", "-1", "1e3"):
+        refused = client.get(f"/api/changes/?run={unusable}")
+        assert refused.status_code == 400 and set(refused.json()) == {"run"}, unusable
+    assert client.get("/api/changes/?run=9223372036854775807").json()["count"] == 0
     assert set(client.get("/api/changes/?since=1").json()) == {"since"}
 
 
