@@ -5,13 +5,13 @@ shell over ``difficulty.production``; it needs no Atlas database."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from difficulty.production.errors import DifficultyProductionError, UsageError
+from difficulty.production.errors import UsageError
 from difficulty.production.followups import KINDS, parse_followup
 from difficulty.production.pipeline import DEFAULT_JOBS, DifficultyOptions, make_difficulty
+from reviews.management.production_commands import progress_stream, refusals_as_command_errors
 
 
 class Command(BaseCommand):
@@ -68,7 +68,7 @@ class Command(BaseCommand):
         parser.add_argument("--reason", help="With --follow-up: why the settings change.")
 
     def handle(self, *args, **options) -> None:
-        try:
+        with refusals_as_command_errors():
             followup = None
             if options["follow_up"]:
                 followup = parse_followup(
@@ -88,12 +88,8 @@ class Command(BaseCommand):
                     protocol=options["protocol"],
                     followup=followup,
                 ),
-                stderr=cast(TextIO, self.stderr._out),
+                stderr=progress_stream(self),
             )
-        except DifficultyProductionError as exc:
-            raise CommandError(
-                str(exc), returncode=2 if isinstance(exc, UsageError) else 1
-            ) from None
         counts = "; ".join(
             f"{model['size']} {model['solved']}/{model['verified']} solved"
             for model in result.report["models"]

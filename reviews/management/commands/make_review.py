@@ -4,15 +4,18 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
+from reviews.management.production_commands import (
+    progress_stream,
+    refusals_as_command_errors,
+)
 from reviews.production.attestations import (
     attest_dataset_revision,
     attest_native_revision,
 )
-from reviews.production.errors import ReviewProductionError, UsageError
+from reviews.production.errors import UsageError
 from reviews.production.pipeline import (
     DEFAULT_JOBS,
     DEFAULT_MAX_EVIDENCE_BYTES,
@@ -82,7 +85,7 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        try:
+        with refusals_as_command_errors():
             if options["attest_native_revision"] or options["attest_dataset_revision"]:
                 self._attest(options)
                 return
@@ -100,12 +103,8 @@ class Command(BaseCommand):
                     max_evidence_bytes=options["max_evidence_bytes"],
                     jobs=options["jobs"],
                 ),
-                stderr=cast(TextIO, self.stderr._out),
+                stderr=progress_stream(self),
             )
-        except ReviewProductionError as exc:
-            raise CommandError(
-                str(exc), returncode=2 if isinstance(exc, UsageError) else 1
-            ) from None
         self.stdout.write(f"Saved {result.review_count} reviews to {result.collection_path}")
 
     def _attest(self, options: dict) -> None:
