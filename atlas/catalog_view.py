@@ -11,6 +11,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
 
 from atlas import labels
+from atlas.catalog_row_html import rows_html
 from atlas.catalog_rows import ROW_FIELDS, CatalogRow, catalog_row
 from atlas.contributions import catalog_cells
 from atlas.filters import (
@@ -212,6 +213,7 @@ def catalog_context(
     shows_excluded = filterset.shows_excluded
     all_unknown = counts.matching > 0 and counts.known_counts == 0
     cell = catalog_cells().get("difficulty")
+    rows = page_rows(matching=filterset.qs, window=window)
     return {
         "curator": curator,
         "cells": catalog_cells(),
@@ -277,7 +279,8 @@ def catalog_context(
         "shows_bad": filterset.shows_bad,
         "shows_excluded": shows_excluded,
         "headers": headers,
-        "rows": page_rows(matching=filterset.qs, window=window),
+        "rows": rows,
+        "rows_html": rows_html(rows),
         "caption": _caption(query=catalog_query, window=window, matching=counts.matching),
         "window": window,
         "previous_url": catalog_query.url(page=window.number - 1) if window.has_previous else None,

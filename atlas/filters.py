@@ -3,10 +3,12 @@ so one query string means the same rows everywhere."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
 import django_filters
+from django import forms
 from django.db import connection
 from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
@@ -167,14 +169,18 @@ class SourceFilterSet(django_filters.FilterSet):
             request=request,
             prefix=prefix,
         )
-        self.vocabulary = vocabulary if vocabulary is not None else current_vocabulary()
-        families = [(family, family) for family in self.vocabulary.families]
-        if self.vocabulary.has_unknown_family:
+        self._vocabulary = vocabulary
+        # Origin and family choices matter only to a query that names one: without one, no
+        # vocabulary is read (the API's list then costs one query less).
+        names_one = bool(self.data.get("origin") or self.data.get("family"))
+        known = self.vocabulary if names_one or vocabulary is not None else None
+        families = [(family, family) for family in known.families] if known else []
+        if known and known.has_unknown_family:
             families.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
+        origins = [(name, name) for name in known.origin_names] if known else []
+        self._choices_key = (tuple(origins), tuple(families))
         self.filters["origin"] = django_filters.ChoiceFilter(
-            field_name="origin",
-            choices=[(name, name) for name in self.vocabulary.origin_names],
-            method="filter_origin",
+            field_name="origin", choices=origins, method="filter_origin"
         )
         self.filters["family"] = django_filters.ChoiceFilter(
             field_name="family", choices=families, method="filter_family"
@@ -184,6 +190,23 @@ class SourceFilterSet(django_filters.FilterSet):
             item.model = Source
             if not item.field_name:
                 item.field_name = name
+
+    @property
+    def vocabulary(self) -> CatalogVocabulary:
+        if self._vocabulary is None:
+            self._vocabulary = current_vocabulary()
+        return self._vocabulary
+
+    def get_form_class(self) -> type[forms.Form]:
+        """One form class per set of origin and family choices, built once per process."""
+        form_class = _FORM_CLASSES.get(self._choices_key)
+        if form_class is None:
+            form_class = super().get_form_class()
+            form_class.base_fields = _SharedFields(form_class.base_fields)
+            if len(_FORM_CLASSES) >= FORM_CLASSES_KEPT:  # a new vocabulary after syncs
+                _FORM_CLASSES.clear()
+            _FORM_CLASSES[self._choices_key] = form_class
+        return form_class
 
     # -- filters ---------------------------------------------------------------------------------
     def keep(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
@@ -249,6 +272,44 @@ class SourceFilterSet(django_filters.FilterSet):
         return queryset.order_by(*ordering_for(self.sort_key))
 
 
+class _SharedFields(dict):
+    """A filter form's fields, shared by its instances instead of deep-copied for each one.
+
+    The filter form is only validated, never rendered or changed, so a copy per request (which
+    Django's forms make, choices included) buys nothing.
+    """
+
+    def __deepcopy__(self, memo: dict) -> dict[str, forms.Field]:
+        return dict(self)
+
+
+_FORM_CLASSES: dict[tuple, type[forms.Form]] = {}
+FORM_CLASSES_KEPT = 16
+
+
+class _FiltersCopiedShallow(dict):
+    """The filter set's declared filters, copied per filter set without copying their choices.
+
+    django-filter deep-copies every declared filter (choices, labels, extra arguments) for each
+    filter set it builds, which cost about a millisecond per request here. The filters keep no
+    state of a request except their parent and their bound method, so a shallow copy with the
+    method re-bound to the copy is as good and much cheaper.
+    """
+
+    def __deepcopy__(self, memo: dict) -> dict[str, django_filters.Filter]:
+        copies = {}
+        for name, item in self.items():
+            clone = copy.copy(item)
+            if item.method is not None:
+                # Re-assigning builds a FilterMethod bound to the clone, not to the declaration.
+                clone.method = item.method
+            copies[name] = clone
+        return copies
+
+
+SourceFilterSet.base_filters = _FiltersCopiedShallow(SourceFilterSet.base_filters)
+
+
 def search_words(value: str) -> list[str]:
     """Every word of the query must match (the search text includes the whole source ID)."""
     return list(dict.fromkeys(value.lower().split()))
@@ -285,7 +346,7 @@ def lenient_filterset(
         filterset.ignored = {}
         return filterset
     kept = {key: value for key, value in data.items() if key not in filterset.form.errors}
-    lenient = SourceFilterSet(kept, vocabulary=filterset.vocabulary)
+    lenient = SourceFilterSet(kept, vocabulary=filterset._vocabulary)
     lenient.ignored = {key: data.get(key, "") for key in filterset.form.errors}
     return lenient
 

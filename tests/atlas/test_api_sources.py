@@ -109,11 +109,22 @@ def test_list_query_count_is_constant(client, write_catalog, django_assert_num_q
     seed(write_catalog, rows)
     for n in range(0, 520, 40):
         make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
-    client.get("/api/sources/")  # caches the vocabulary of this inventory version
-    # newest run (vocabulary key), count, rows (open issues are a display column)
-    with django_assert_num_queries(3):
+    client.get("/api/sources/?origin=MarinSkyRL")  # caches the vocabulary of this version
+    # count and rows (open issues are a display column); no vocabulary without origin or family
+    with django_assert_num_queries(2):
         body = client.get(f"/api/sources/?page_size={page_size}&q=s").json()
     assert len(body["results"]) == page_size
+    # naming an origin reads the newest run too (the vocabulary's cache key)
+    with django_assert_num_queries(3):
+        body = client.get(f"/api/sources/?page_size={page_size}&origin=MarinSkyRL").json()
+    assert len(body["results"]) == page_size
+
+
+def test_an_origin_or_family_no_source_has_is_refused(client, catalog):
+    for parameter in ("origin", "family"):
+        response = client.get(f"/api/sources/?{parameter}=Nowhere")
+        assert response.status_code == 400
+        assert parameter in response.json()
 
 
 def test_refreshes_list_rows_and_last_run(client, catalog):

@@ -115,6 +115,23 @@ def test_lenient_reading_ignores_unknown_values_only(catalog):
     assert filterset.form.cleaned_data["type"] == ""
 
 
+def test_filter_sets_alive_together_keep_their_own_values(catalog):
+    # Filters are copied shallowly per filter set: each copy must call its own set's method.
+    agentic, rlvr = SourceFilterSet({"type": "agentic"}), SourceFilterSet({"type": "rlvr"})
+    assert agentic.is_valid() and rlvr.is_valid()
+    assert list(agentic.qs.values_list("id", flat=True)) == ["Task Trove:delta"]
+    assert list(rlvr.qs.values_list("id", flat=True)) == ["MarinSkyRL:alpha", "MarinSkyRL:gen"]
+    assert all(item.parent is agentic for item in agentic.filters.values())
+
+
+def test_a_new_origin_or_family_is_accepted_after_the_sync_that_brings_it(catalog, write_catalog):
+    assert not SourceFilterSet({"origin": "Gym Hub"}).is_valid()  # builds this vocabulary's form
+    assert not SourceFilterSet({"family": "new-family"}).is_valid()
+    seed(write_catalog, [make_row("Gym Hub:one", display_name="One", family="new-family")])
+    assert ids({"origin": "Gym Hub"}) == ["Gym Hub:one"]
+    assert ids({"family": "new-family"}) == ["Gym Hub:one"]
+
+
 def test_retired_sources_never_listed(catalog, write_catalog):
     seed(write_catalog, [make_row("MarinSkyRL:alpha", display_name="Alpha set")])
     assert "MarinSkyRL:gen" not in ids({"show_bad": "1", "show_excluded": "1"})
