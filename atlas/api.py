@@ -195,9 +195,9 @@ def row_of_values(
     values: Mapping[str, Any], *, request: Request | None = None, links: RowLinks | None = None
 ) -> dict[str, Any]:
     """The API row of one source from its ``ROW_COLUMNS`` values (``links``: the response's, for
-    a list)."""
+    a list): the payload's fields with the display state applied, in the serializer's order."""
     links = links if links is not None else RowLinks(request=request)
-    payload = dict(values["payload"] or {})
+    payload = values["payload"] or {}
     shown = overlay(payload=payload, curated={name: values[name] for name in CURATED_FIELDS})
     source_id = values["id"]
     review_id = values["display_review_id"]
@@ -208,16 +208,15 @@ def row_of_values(
         open_issue_count=values["open_issue_count"],
         review_url=payload.get("review_url"),
     )
-    dataset_url = payload.pop("url", None)
-    row = {
-        **payload,
+    derived = {
         "id": source_id,
         "url": links.link("api-source", source_id),
         "source_page_url": links.link("source-page", source_id),
         "review_page_url": _absolute(request, labels.review_page_url(review_id=review_id))
         if review_id
         else None,
-        "dataset_url": dataset_url,
+        # The payload's `url` is the dataset's; the row's own `url` is its place in the API.
+        "dataset_url": payload.get("url"),
         "type_label": labels.type_label(payload.get("type") or ""),
         "turns_label": payload.get("turns") or "Unknown",
         "quality": values["effective_quality"],
@@ -238,10 +237,13 @@ def row_of_values(
         "traces": values["display_traces"],
         "active": values["active"],
     }
-    ordered = {name: row.get(name) for name in ROW_FIELDS}
+    # One pass in the serializer's order (a 500-row list builds 500 of these).
+    row = {
+        name: derived[name] if name in derived else payload.get(name) for name in ROW_FIELDS
+    }
     # Payload keys beyond the documented ones (grading_*) follow, as before.
-    ordered.update((key, value) for key, value in row.items() if key not in ordered)
-    return ordered
+    row.update((key, value) for key, value in payload.items() if key not in row and key != "url")
+    return row
 
 
 class StrictQueryMixin:

@@ -170,11 +170,7 @@ def catalog_context(
     filterset = lenient_filterset(data=query, vocabulary=vocabulary)
     filterset.is_valid()
     origin = filterset.form.cleaned_data.get("origin") or ""
-    tabless = SourceFilterSet(
-        {key: value for key, value in filterset.data.items() if key != "origin"},
-        vocabulary=vocabulary,
-    )
-    counts = view_counts(without_origin=tabless.qs, origin=origin)
+    counts = view_counts(without_origin=filterset.queryset_without("origin"), origin=origin)
     number, size = lenient_paging(query)
     window = page_window(matching=counts.matching, number=number, size=size)
     catalog_query = CatalogQuery(filterset=filterset, page=window.number, page_size=size)

@@ -264,7 +264,17 @@ class SourceFilterSet(django_filters.FilterSet):
         return self.form.cleaned_data.get("show_excluded") == "1"
 
     def filter_queryset(self, queryset: QuerySet[Source]) -> QuerySet[Source]:
-        queryset = super().filter_queryset(queryset)
+        return self._filtered(queryset, leaving_out="")
+
+    def queryset_without(self, name: str) -> QuerySet[Source]:
+        """The view's rows as if the filter ``name`` were absent: the page counts its tabs over
+        the view without its origin, from the same validated values."""
+        return self._filtered(self.queryset.all(), leaving_out=name)
+
+    def _filtered(self, queryset: QuerySet[Source], *, leaving_out: str) -> QuerySet[Source]:
+        for name, value in self.form.cleaned_data.items():
+            if name != leaving_out:
+                queryset = self.filters[name].filter(queryset, value)
         if not self.shows_bad:
             queryset = queryset.exclude(effective_quality="bad")
         if not self.shows_excluded:

@@ -29,10 +29,16 @@ class RowLinks:
             name: tuple(reverse(name, kwargs={"source_id": self.MARK}).split(self.MARK))
             for name in ("api-source", "source-page")
         }
+        # A row links its ID more than once (the API row: itself and its page); quoting is the
+        # larger part of a link, so each ID is quoted once per list.
+        self._quoted: dict[str, str] = {}
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
-        path = head + quote(source_id, safe=self.SAFE) + tail
+        quoted = self._quoted.get(source_id)
+        if quoted is None:
+            quoted = self._quoted[source_id] = quote(source_id, safe=self.SAFE)
+        path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
             path = reverse(name, kwargs={"source_id": source_id})
             return self.request.build_absolute_uri(path) if self.request is not None else path
