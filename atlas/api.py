@@ -238,9 +238,7 @@ def row_of_values(
         "active": values["active"],
     }
     # One pass in the serializer's order (a 500-row list builds 500 of these).
-    row = {
-        name: derived[name] if name in derived else payload.get(name) for name in ROW_FIELDS
-    }
+    row = {name: derived[name] if name in derived else payload.get(name) for name in ROW_FIELDS}
     # Payload keys beyond the documented ones (grading_*) follow, as before.
     row.update((key, value) for key, value in payload.items() if key not in row and key != "url")
     return row

@@ -15,7 +15,7 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
-from atlas.csv_export import FORMULA_PREFIXES
+from atlas.formula_guard import guarded
 
 ROWS_PER_WRITE = 500
 FILENAME_PART = re.compile(r"[^A-Za-z0-9._-]+")
@@ -55,7 +55,7 @@ def cell(value: Any) -> str:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
     else:
         text = str(value)
-    return "'" + text if text.startswith(FORMULA_PREFIXES) else text
+    return guarded(text)
 
 
 def csv_lines(*, rows: Iterable[Mapping[str, Any]], fields: tuple[str, ...]) -> Iterator[bytes]:

@@ -1,7 +1,8 @@
 """The CSV export of a catalog view: raw values, every field quoted, CRLF,
 formula-injection guard, streamed in constant memory.
 
-The database prepares every field as text (formula guard, booleans, joined tags). On PostgreSQL the
+The database prepares every field as text (formula guard, booleans); the joined, guarded tags are a
+stored column (``Source.export_tags``). On PostgreSQL the
 server also writes the CSV (`COPY … TO STDOUT`), and Python only turns each row's LF into CRLF;
 elsewhere row tuples from a server-side cursor go through the C csv writer in batches.
 """
@@ -20,6 +21,7 @@ from django.db.models.functions import Cast, Coalesce, Concat, Left
 from django.db.models.lookups import In
 from django.http import StreamingHttpResponse
 
+from atlas.formula_guard import FORMULA_PREFIXES
 from atlas.models import Source
 
 FILENAME = "rl-data-atlas.csv"
@@ -28,7 +30,6 @@ HEADER = (
     "Family", "Difficulty", "Quality", "Review date", "Status", "Pinned dataset URL",
     "Dataset revision", "Pipeline / source name", "Tags", "Verifier URL", "Verifier revision",
 )  # fmt: skip
-FORMULA_PREFIXES = ("=", "+", "-", "@", "\t", "\r")
 CURSOR_CHUNK = 5000
 ROWS_PER_WRITE = 1000
 
@@ -47,26 +48,6 @@ class PayloadText(Func):
         if connection.vendor == "postgresql":
             return f"({lhs} ->> %s)", (*lhs_params, key)
         return f"JSON_EXTRACT({lhs}, %s)", (*lhs_params, f'$."{key}"')
-
-
-class JoinedTags(Func):
-    """The payload's tags joined by commas, in their stored order."""
-
-    output_field = TextField()
-
-    def __init__(self) -> None:
-        super().__init__(F("payload"))
-
-    def as_sql(self, compiler, connection, **extra):
-        payload, params = compiler.compile(self.source_expressions[0])
-        if connection.vendor == "postgresql":
-            sql = (
-                "array_to_string(ARRAY(SELECT jsonb_array_elements_text("
-                f"{payload} -> 'tags')), ',')"
-            )
-        else:
-            sql = f"(SELECT group_concat(value, ',') FROM json_each({payload}, '$.tags'))"
-        return sql, params
 
 
 class FormulaGuard(Func):
@@ -123,7 +104,7 @@ def export_fields(*, guard: bool = True) -> dict[str, Combinable]:
     }
     for key in ("url", "dataset_revision", "name"):
         fields[f"csv_{key}"] = Guarded(PayloadText(key))
-    fields["csv_tags"] = Guarded(JoinedTags())
+    fields["csv_tags"] = F("export_tags")  # stored joined and guarded
     for key in ("verifier_url", "verifier_revision"):
         fields[f"csv_{key}"] = Guarded(PayloadText(key))
     return fields

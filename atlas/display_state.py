@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas import timestamps
+from atlas import formula_guard, timestamps
 from atlas.vocabularies import (
     Applicability,
     GradingTracking,
@@ -36,6 +36,7 @@ DISPLAY_COLUMNS = (
     "display_review_date_text", "display_traces", "grading_tracking", "review_grading_revision",
     "search_text", "display_name", "display_name_key", "task_count", "family", "type", "turns",
     "is_benchmark", "status", "kind", "canonical_source", "display_review_is_example",
+    "export_tags",
 )  # fmt: skip
 
 
@@ -175,6 +176,7 @@ def compute_display_state(
         "kind": payload.get("kind") or SourceKind.DATASET.value,
         "canonical_source": payload.get("canonical_source"),
         "display_review_is_example": bool(shown["review_id"]) and context.review_is_example,
+        "export_tags": formula_guard.export_tags(payload.get("tags")),
     }
 
 

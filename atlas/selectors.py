@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, Min, Q, QuerySet, Subquery, Sum, Value
 
 from atlas.models import Refresh, RefreshRun, Source
 
@@ -80,9 +80,15 @@ def current_vocabulary() -> CatalogVocabulary:
     aggregates over every active source.
     """
     latest = RefreshRun.objects.order_by("-id").values_list("id", "started_at").first()
-    if latest is None:
+    return vocabulary_of_version(newest_run=latest)
+
+
+def vocabulary_of_version(*, newest_run: tuple[int, dt.datetime] | None) -> CatalogVocabulary:
+    """The vocabulary of the inventory version the newest run names, from the cache if kept."""
+    if newest_run is None:
         return catalog_vocabulary()
-    key = f"atlas:vocabulary:{latest[0]}:{latest[1].isoformat()}"
+    run_id, started_at = newest_run
+    key = f"atlas:vocabulary:{run_id}:{started_at.isoformat()}"
     vocabulary = cache.get(key)
     if vocabulary is None:
         vocabulary = catalog_vocabulary()
@@ -135,3 +141,34 @@ def sync_status() -> SyncStatus:
         earliest_checked_at=summary["earliest"],
         last_run=last_run,
     )
+
+
+def _one_value(queryset: QuerySet, expression: Any) -> Subquery:
+    """A single-row aggregate over ``queryset`` as a subquery (grouped by a constant)."""
+    grouped = queryset.order_by().annotate(group=Value(1)).values("group")
+    return Subquery(grouped.annotate(value=expression).values("value"))
+
+
+def page_state() -> tuple[CatalogVocabulary, SyncStatus]:
+    """The catalog page's vocabulary and sync status from one query (the last run, with the
+    newest run's id and start and the refresh totals as subqueries) instead of three."""
+    newest = RefreshRun.objects.order_by("-id")
+    last_run = (
+        RefreshRun.objects.order_by("-started_at", "-id")
+        .annotate(
+            newest_id=Subquery(newest.values("id")[:1]),
+            newest_started_at=Subquery(newest.values("started_at")[:1]),
+            refresh_rows=_one_value(Refresh.objects.all(), Count("pk")),
+            earliest_checked_at=_one_value(Refresh.objects.all(), Min("checked_at")),
+        )
+        .first()
+    )
+    if last_run is None:  # no run recorded yet: nothing to key a cache on
+        return catalog_vocabulary(), sync_status()
+    status = SyncStatus(
+        has_refreshes=bool(last_run.refresh_rows),
+        earliest_checked_at=last_run.earliest_checked_at,
+        last_run=last_run,
+    )
+    newest_run = (last_run.newest_id, last_run.newest_started_at)
+    return vocabulary_of_version(newest_run=newest_run), status

@@ -7,6 +7,7 @@ import pytest
 from django.conf import settings
 from django.http import QueryDict
 
+from atlas import formula_guard
 from atlas.csv_export import HEADER, copy_chunks, writer_chunks
 from atlas.filters import lenient_filterset
 from atlas.models import Source
@@ -107,11 +108,13 @@ def test_the_download_name_names_the_filters(client, catalog, query, filename):
      ("\ra", "'\ra"), ("a=b", "a=b"), (" =b", " =b")],
 )  # fmt: skip
 def test_formula_guard_on_every_leading_character(client, write_catalog, value, field):
-    seed(write_catalog, [make_row("MarinSkyRL:x", display_name=value, family=value)])
+    seed(write_catalog, [make_row("MarinSkyRL:x", display_name=value, family=value,
+                                  tags=[value, "rlvr"])])  # fmt: skip
     _, body = export(client)
     line = body.decode().split("\r\n")[1]
     assert line.startswith(f'"{field}","MarinSkyRL",')
     assert f',"{field}","",""' in line  # family keeps the guard too
+    assert f',"{field},rlvr",' in line  # and the tags, joined in their stored order
 
 
 def test_streams_in_chunks_with_a_server_side_iterator(
@@ -164,6 +167,7 @@ def test_copy_and_writer_paths_are_byte_identical(write_catalog):
         }
         payload.pop("dataset_revision")
         set_state(source.pk, display_name=value, family=value, canonical_source=value,
+                  export_tags=formula_guard.export_tags(payload["tags"]),
                   difficulty_text=value or None, display_review_date_text=None,
                   task_count=None if n % 2 else n * 1_000_003, payload=payload)  # fmt: skip
     queryset = lenient_filterset(data=QueryDict("show_excluded=1&show_bad=1&sort=-rows")).qs
