@@ -4,20 +4,21 @@ from django.db import migrations, models
 
 from atlas.formula_guard import export_tags
 
-BATCH = 2000
+BATCH = 1000
 
 
 def fill_export_tags(apps, schema_editor):
-    """Existing rows get the column every later write keeps (the display state)."""
+    """Existing rows get the column every later write keeps (the display state). Rows sharing a
+    value are updated together: catalogs repeat a few tag lists many times."""
     Source = apps.get_model("atlas", "Source")
-    batch = []
-    for source in Source.objects.only("id", "payload").iterator(chunk_size=BATCH):
-        source.export_tags = export_tags((source.payload or {}).get("tags"))
-        batch.append(source)
-        if len(batch) == BATCH:
-            Source.objects.bulk_update(batch, ["export_tags"])
-            batch.clear()
-    Source.objects.bulk_update(batch, ["export_tags"])
+    ids_by_value: dict[str, list[str]] = {}
+    for source_id, tags in Source.objects.values_list("id", "payload__tags").iterator(BATCH):
+        value = export_tags(tags if isinstance(tags, list) else None)
+        if value:
+            ids_by_value.setdefault(value, []).append(source_id)
+    for value, ids in ids_by_value.items():
+        for start in range(0, len(ids), BATCH):
+            Source.objects.filter(pk__in=ids[start : start + BATCH]).update(export_tags=value)
 
 
 class Migration(migrations.Migration):

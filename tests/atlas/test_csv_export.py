@@ -180,3 +180,18 @@ def test_copy_and_writer_paths_are_byte_identical(write_catalog):
     assert len(rows) == len(TRICKY) + 2
     assert {row[0] for row in rows[1:]} >= {"'=SUM(A1)", "'\ttab", "'\rcarriage", "crlf\r\nend\n"}
     assert copied.count(b"\r\n") >= len(TRICKY) + 2
+
+
+def test_the_migration_fills_the_stored_tags_of_existing_rows(write_catalog):
+    import importlib
+
+    from django.apps import apps
+
+    seed(write_catalog, [make_row("MarinSkyRL:a", tags=["=x", "rlvr"]),
+                         make_row("MarinSkyRL:b", tags=[]),
+                         make_row("MarinSkyRL:c", tags=["=x", "rlvr"])])  # fmt: skip
+    Source.objects.update(export_tags="")
+    migration = importlib.import_module("atlas.migrations.0007_export_tags")
+    migration.fill_export_tags(apps, None)
+    stored = dict(Source.objects.values_list("id", "export_tags"))
+    assert stored == {"MarinSkyRL:a": "'=x,rlvr", "MarinSkyRL:b": "", "MarinSkyRL:c": "'=x,rlvr"}
