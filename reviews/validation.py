@@ -21,7 +21,7 @@ from atlas import json_values, timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
-from reviews.collection_checks import CollectionRejected, check_collection
+from reviews.collection_checks import CitedFile, CollectionRejected, check_collection
 from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
@@ -106,7 +106,7 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
         generated.append(
             artifact_file(path=GRADING_CLAIM_PATH, data=claim.encode("utf-8"), content=claim)
         )
-    files = _archived_files(files_in_run, raw, cited, generated)
+    files = _archived_files(files_in_run, raw, review_id, cited, generated)
     _check_existing_artifacts(review_id, files)
     return ValidatedRun(
         run_dir=run_dir,
@@ -277,13 +277,19 @@ def _check_not_older(source: Source, updated_at: dt.datetime | None) -> None:
 
 
 def _archived_files(
-    files_in_run: RunDirectory, raw: bytes, cited: dict[str, bytes], generated: list[ArtifactFile]
+    files_in_run: RunDirectory,
+    raw: bytes,
+    review_id: str,
+    cited: dict[str, CitedFile],
+    generated: list[ArtifactFile],
 ) -> tuple[ArtifactFile, ...]:
     """The collection, cited evidence and present optional files; the publisher's own files
-    (``generated``) replace any copy left in the run directory by an earlier publication."""
+    (``generated``) replace any copy left in the run directory by an earlier publication. Files
+    already hashed (the collection, whose digest is ``review_id``, and the cited evidence) are
+    not hashed again."""
     limit = max_artifact_bytes()
     collection_file = text_artifact(
-        relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected
+        relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected, sha256=review_id
     )
     if collection_file is None:  # cannot happen: the collection parsed as UTF-8 JSON (no NUL)
         raise PublicationRejected(not_text(path=COLLECTION_FILE))
@@ -293,14 +299,19 @@ def _archived_files(
     for path in sorted(set(cited) | set(globbed)):
         if path in skipped:
             continue
-        data = cited.get(path)
-        if data is None:
+        checked = cited.get(path)
+        if checked is None:
             data = read_limited(
                 globbed[path], relative=path, limit=limit, error=PublicationRejected
             )
-        file = text_artifact(relative=path, data=data, limit=limit, error=PublicationRejected)
+            digest = None
+        else:
+            data, digest = checked.data, checked.sha256
+        file = text_artifact(
+            relative=path, data=data, limit=limit, error=PublicationRejected, sha256=digest
+        )
         if file is None:
-            if path in cited:
+            if checked is not None:
                 raise PublicationRejected(not_text(path=path))
             continue  # uncited non-text files of the globbed set are skipped
         files.append(file)
