@@ -141,17 +141,15 @@ def parse_timestamp(value: str) -> dt.datetime:
 
 
 def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
-    path = RunDirectory(run_dir).resolve(COLLECTION_FILE)
-    if path is None:
-        raise PublicationRejected("Run directory has no quality-reviews.json")
-    raw = read_limited(
-        path, relative=COLLECTION_FILE, limit=max_artifact_bytes(), error=PublicationRejected
+    raw = RunDirectory(run_dir).read(
+        COLLECTION_FILE, limit=max_artifact_bytes(), error=PublicationRejected
     )
+    if raw is None:
+        raise PublicationRejected("Run directory has no quality-reviews.json")
     try:
-        collection = json_values.loads(raw)
+        collection, unstorable = json_values.loads_storable(raw)
     except json_values.UnreadableJson as exc:
         raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from None
-    unstorable = json_values.unstorable_path(collection)
     if unstorable is not None:
         raise PublicationRejected(
             f"Review collection holds a value the Atlas cannot store at {unstorable or 'its root'}"
