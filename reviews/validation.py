@@ -29,7 +29,6 @@ from reviews.evidence_intake import (
     check_against_stored,
     max_artifact_bytes,
     not_text,
-    read_limited,
     text_artifact,
 )
 from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
@@ -293,15 +292,15 @@ def _archived_files(
         raise PublicationRejected(not_text(path=COLLECTION_FILE))
     files = [collection_file]
     skipped = {COLLECTION_FILE, *(file.path for file in generated)}
-    globbed = globbed_files(files_in_run)
-    for path in sorted(set(cited) | set(globbed)):
+    for path in sorted(set(cited).union(globbed_files(files_in_run))):
         if path in skipped:
             continue
         checked = cited.get(path)
         if checked is None:
-            data = read_limited(
-                globbed[path], relative=path, limit=limit, error=PublicationRejected
-            )
+            # Links out, hard links, devices, FIFOs and other mounts are left out.
+            data = files_in_run.read(path, limit=limit, error=PublicationRejected)
+            if data is None:
+                continue
             digest = None
         else:
             data, digest = checked.data, checked.sha256
