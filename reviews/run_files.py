@@ -71,16 +71,17 @@ class RunDirectory:
 
     Symbolic links are followed and must land inside; the file found must be a regular file on
     the run directory's own file system with no other hard link (a hard link is the same file as
-    one outside). Resolved folders are cached: a run holds thousands of files in a few folders.
+    one outside). Resolved folders are cached, each resolved from its parent: a run holds
+    thousands of files in few folders, or two files in each of thousands.
     """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(os.path.realpath(root))
         self.device = os.stat(self.root).st_dev
-        self._folders: dict[str, str] = {}
         # Containment as a string prefix: thousands of pathlib objects per run cost more than the
         # file system calls themselves.
         self._root_text = str(self.root)
+        self._folders: dict[str, str] = {"": self._root_text}
         self._root_prefix = os.path.join(self._root_text, "")
 
     def resolve(self, relative: str) -> Path | None:
@@ -118,11 +119,7 @@ class RunDirectory:
     def _located(self, relative: str) -> tuple[str, os.stat_result] | None:
         """The resolved path and status of the contained regular file ``relative`` names."""
         folder, _, name = relative.rpartition("/")
-        resolved_folder = self._folders.get(folder)
-        if resolved_folder is None:
-            resolved_folder = os.path.realpath(os.path.join(self.root, folder))
-            self._folders[folder] = resolved_folder
-        candidate = os.path.join(resolved_folder, name)
+        candidate = os.path.join(self._resolved_folder(folder), name)
         try:
             info = os.lstat(candidate)
             if stat.S_ISLNK(info.st_mode):
@@ -133,6 +130,22 @@ class RunDirectory:
         if not self._inside(candidate) or not self._contained_status(info):
             return None
         return candidate, info
+
+    def _resolved_folder(self, folder: str) -> str:
+        """``realpath`` of a run-relative folder, from its nearest resolved ancestor down with one
+        lstat per folder: resolving each of a run's thousands of execution folders from the file
+        system root was most of the cost of reading their two files each."""
+        resolved = self._folders.get(folder)
+        unresolved = []
+        while resolved is None:
+            unresolved.append(folder)
+            folder = folder.rpartition("/")[0]
+            resolved = self._folders.get(folder)  # "" (the root) is always there
+        for child in reversed(unresolved):
+            candidate = os.path.join(resolved, child.rpartition("/")[2])
+            resolved = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
+            self._folders[child] = resolved
+        return resolved
 
     def _inside(self, resolved: str) -> bool:
         return resolved == self._root_text or resolved.startswith(self._root_prefix)
