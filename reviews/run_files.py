@@ -110,7 +110,7 @@ class RunDirectory:
             if (opened.st_ino, opened.st_dev) != (info.st_ino, info.st_dev):
                 return None
             return _read_bounded(
-                functools.partial(os.read, descriptor),
+                read=functools.partial(os.read, descriptor),
                 size=opened.st_size, limit=limit, relative=relative, error=error,
             )  # fmt: skip
         finally:
@@ -207,14 +207,14 @@ def as_text(data: bytes) -> str | None:
 def read_limited(path: Path, *, relative: str, limit: int, error: type[Exception]) -> bytes:
     """The file's bytes, refused for size before anything over the limit is read."""
     with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
         return _read_bounded(
-            handle.read, size=os.fstat(handle.fileno()).st_size, limit=limit, relative=relative,
-            error=error,
-        )  # fmt: skip
+            read=handle.read, size=size, limit=limit, relative=relative, error=error
+        )
 
 
 def _read_bounded(
-    read: Callable[[int], bytes], *, size: int, limit: int, relative: str, error: type[Exception]
+    *, read: Callable[[int], bytes], size: int, limit: int, relative: str, error: type[Exception]
 ) -> bytes:
     """Read a file whose status gave ``size``. The read is sized by the file, not the limit: a
     16 MiB buffer per small evidence file cost more than reading it; one byte more tells a file
