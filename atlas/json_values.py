@@ -87,15 +87,28 @@ def loads_checked(data: bytes) -> tuple[Any, bool]:
 
 def deeper_than(value: Any, *, max_depth: int) -> str | None:
     """The path of the first value nested deeper than ``max_depth``, else None."""
-    pending: list[tuple[Any, tuple[Any, ...]]] = [(value, ())]
-    while pending:
-        item, path = pending.pop()
-        if len(path) > max_depth:
-            return field_path(path)
-        if isinstance(item, dict):
-            pending.extend((child, (*path, key)) for key, child in item.items())
-        elif isinstance(item, list):
-            pending.extend((child, (*path, index)) for index, child in enumerate(item))
+    found = _deeper_at(value, 0, max_depth)
+    return None if found is None else field_path(reversed(found))
+
+
+def _deeper_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
+    """The path (reversed) from ``value``, at ``depth``, to the first value below it nested deeper
+    than ``max_depth``, else None. Only containers are entered: a scalar ends its path, and a
+    review collection has ~10 scalars per evidence file."""
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        return None
+    if depth >= max_depth:  # every child, scalar or not, lies beyond the bound
+        return next(([key] for key, _ in items), None)
+    for key, item in items:
+        if isinstance(item, (dict, list)):
+            found = _deeper_at(item, depth + 1, max_depth)
+            if found is not None:
+                found.append(key)
+                return found
     return None
 
 
@@ -113,6 +126,16 @@ def unstorable_path(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
     every value can be stored."""
     found = _unstorable_at(value, 0, max_depth)
     return None if found is None else field_path(reversed(found))
+
+
+def loads_storable(data: bytes, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
+    """``loads``, and ``unstorable_path`` of the document. The per-value scan runs only when the
+    text could hold an unstorable value (``loads_checked``); otherwise only nesting is left to
+    check, container by container (a 10,000-evidence collection: milliseconds instead of ~60)."""
+    document, suspicious = loads_checked(data)
+    if suspicious:
+        return document, unstorable_path(document, max_depth=max_depth)
+    return document, deeper_than(document, max_depth=max_depth)
 
 
 def _unstorable_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:

@@ -12,6 +12,7 @@ import functools
 import hashlib
 import json
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,6 @@ from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
     normalized_relative,
-    read_limited,
 )
 
 SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schema.json"
@@ -42,8 +42,8 @@ def json_pointer(parts: Any) -> str:
 
 def check_collection(
     *, collection: Any, run_dir: Path, max_file_bytes: int = DEFAULT_MAX_ARTIFACT_BYTES
-) -> dict[str, bytes]:
-    """Steps 2–6 in order; returns the bytes of every cited evidence file by normalised path."""
+) -> dict[str, CitedFile]:
+    """Steps 2–6 in order; returns every cited evidence file by normalised path."""
     check_schema(collection)
     check_unique_identities(collection)
     check_review_references(collection)
@@ -87,24 +87,33 @@ def _all_evidence(collection: dict[str, Any]) -> Iterator[dict[str, Any]]:
         yield from mapping["evidence"]
 
 
+@dataclass(frozen=True)
+class CitedFile:
+    """A cited evidence file as checked: its bytes and their digest (hashed once per run)."""
+
+    data: bytes
+    sha256: str
+
+
 def check_evidence_files(
     *, files_in_run: RunDirectory, collection: dict[str, Any], limit: int
-) -> dict[str, bytes]:
-    """Every cited snapshot, hash-checked; returns their bytes by normalised path."""
-    cited: dict[str, bytes] = {}
+) -> dict[str, CitedFile]:
+    """Every cited snapshot, hash-checked; returns them by normalised path."""
+    cited: dict[str, CitedFile] = {}
     for evidence in _all_evidence(collection):
         snapshot_path = evidence["snapshot_path"]
         relative = normalized_relative(snapshot_path)
         if relative is None:
             raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
-        target = files_in_run.resolve(relative)
-        data = cited.get(relative)
-        if target is not None and data is None:
+        file = cited.get(relative)
+        if file is None:
             # Bounded like every artifact: a huge cited file is refused, not read into memory.
-            data = read_limited(target, relative=relative, limit=limit, error=CollectionRejected)
-        if data is None or hashlib.sha256(data).hexdigest() != evidence["sha256"]:
+            data = files_in_run.read(relative, limit=limit, error=CollectionRejected)
+            if data is not None:
+                file = CitedFile(data=data, sha256=hashlib.sha256(data).hexdigest())
+        if file is None or file.sha256 != evidence["sha256"]:
             raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
-        cited[relative] = data
+        cited[relative] = file
     return cited
 
 

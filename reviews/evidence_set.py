@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import re
-from pathlib import Path
 
 from reviews.run_files import RunDirectory
 
@@ -27,23 +26,20 @@ ARCHIVED_PATTERN = re.compile(
 WALKED_FOLDERS = ("publication", "tasks")
 
 
-def globbed_files(run: RunDirectory) -> dict[str, Path]:
-    """The optional run files, publication/ files and execution files present, by
-    relative path. One walk of each folder; globbing per execution folder costs far more."""
-    found: dict[str, Path] = {}
-    for name in RUN_FILES:
-        target = run.resolve(name)
-        if target is not None:
-            found[name] = target
+def globbed_files(run: RunDirectory) -> list[str]:
+    """The relative paths the optional run files, publication/ files and execution files would
+    have: the names the patterns match, not yet checked for containment (``RunDirectory.read``
+    checks each as it reads it, so a file is stat'ed once). One walk of each folder; globbing per
+    execution folder costs far more."""
+    found = list(RUN_FILES)
     for top in WALKED_FOLDERS:
         if (run.root / top).is_dir() and not (run.root / top).is_symlink():
             _walk(run, top, found)
     return found
 
 
-def _walk(run: RunDirectory, top: str, found: dict[str, Path]) -> None:
-    # Walked without following folder links from the resolved root, so a regular file met here
-    # is inside the run directory; only file links need resolving.
+def _walk(run: RunDirectory, top: str, found: list[str]) -> None:
+    # Folder links are not followed from the resolved root: every folder walked is inside.
     pending = [top]
     while pending:
         folder = pending.pop()
@@ -53,11 +49,4 @@ def _walk(run: RunDirectory, top: str, found: dict[str, Path]) -> None:
                 if entry.is_dir(follow_symlinks=False):
                     pending.append(relative)
                 elif ARCHIVED_PATTERN.fullmatch(relative):
-                    if entry.is_symlink():
-                        target = run.resolve(relative)
-                    else:
-                        # Hard links, devices, FIFOs and other mounts are left out too.
-                        path = Path(entry.path)
-                        target = path if run.is_contained_file(path) else None
-                    if target is not None:
-                        found[relative] = target
+                    found.append(relative)

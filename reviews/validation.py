@@ -21,7 +21,7 @@ from atlas import json_values, timestamps
 from atlas.models import Source
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
-from reviews.collection_checks import CollectionRejected, check_collection
+from reviews.collection_checks import CitedFile, CollectionRejected, check_collection
 from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
@@ -29,7 +29,6 @@ from reviews.evidence_intake import (
     check_against_stored,
     max_artifact_bytes,
     not_text,
-    read_limited,
     text_artifact,
 )
 from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
@@ -106,7 +105,7 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
         generated.append(
             artifact_file(path=GRADING_CLAIM_PATH, data=claim.encode("utf-8"), content=claim)
         )
-    files = _archived_files(files_in_run, raw, cited, generated)
+    files = _archived_files(files_in_run, raw, review_id, cited, generated)
     _check_existing_artifacts(review_id, files)
     return ValidatedRun(
         run_dir=run_dir,
@@ -141,17 +140,15 @@ def parse_timestamp(value: str) -> dt.datetime:
 
 
 def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
-    path = RunDirectory(run_dir).resolve(COLLECTION_FILE)
-    if path is None:
-        raise PublicationRejected("Run directory has no quality-reviews.json")
-    raw = read_limited(
-        path, relative=COLLECTION_FILE, limit=max_artifact_bytes(), error=PublicationRejected
+    raw = RunDirectory(run_dir).read(
+        COLLECTION_FILE, limit=max_artifact_bytes(), error=PublicationRejected
     )
+    if raw is None:
+        raise PublicationRejected("Run directory has no quality-reviews.json")
     try:
-        collection = json_values.loads(raw)
+        collection, unstorable = json_values.loads_storable(raw)
     except json_values.UnreadableJson as exc:
         raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from None
-    unstorable = json_values.unstorable_path(collection)
     if unstorable is not None:
         raise PublicationRejected(
             f"Review collection holds a value the Atlas cannot store at {unstorable or 'its root'}"
@@ -277,30 +274,41 @@ def _check_not_older(source: Source, updated_at: dt.datetime | None) -> None:
 
 
 def _archived_files(
-    files_in_run: RunDirectory, raw: bytes, cited: dict[str, bytes], generated: list[ArtifactFile]
+    files_in_run: RunDirectory,
+    raw: bytes,
+    review_id: str,
+    cited: dict[str, CitedFile],
+    generated: list[ArtifactFile],
 ) -> tuple[ArtifactFile, ...]:
     """The collection, cited evidence and present optional files; the publisher's own files
-    (``generated``) replace any copy left in the run directory by an earlier publication."""
+    (``generated``) replace any copy left in the run directory by an earlier publication. Files
+    already hashed (the collection, whose digest is ``review_id``, and the cited evidence) are
+    not hashed again."""
     limit = max_artifact_bytes()
     collection_file = text_artifact(
-        relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected
+        relative=COLLECTION_FILE, data=raw, limit=limit, error=PublicationRejected, sha256=review_id
     )
     if collection_file is None:  # cannot happen: the collection parsed as UTF-8 JSON (no NUL)
         raise PublicationRejected(not_text(path=COLLECTION_FILE))
     files = [collection_file]
     skipped = {COLLECTION_FILE, *(file.path for file in generated)}
-    globbed = globbed_files(files_in_run)
-    for path in sorted(set(cited) | set(globbed)):
+    for path in sorted(set(cited).union(globbed_files(files_in_run))):
         if path in skipped:
             continue
-        data = cited.get(path)
-        if data is None:
-            data = read_limited(
-                globbed[path], relative=path, limit=limit, error=PublicationRejected
-            )
-        file = text_artifact(relative=path, data=data, limit=limit, error=PublicationRejected)
+        checked = cited.get(path)
+        if checked is None:
+            # Links out, hard links, devices, FIFOs and other mounts are left out.
+            data = files_in_run.read(path, limit=limit, error=PublicationRejected)
+            if data is None:
+                continue
+            digest = None
+        else:
+            data, digest = checked.data, checked.sha256
+        file = text_artifact(
+            relative=path, data=data, limit=limit, error=PublicationRejected, sha256=digest
+        )
         if file is None:
-            if path in cited:
+            if checked is not None:
                 raise PublicationRejected(not_text(path=path))
             continue  # uncited non-text files of the globbed set are skipped
         files.append(file)

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from atlas.json_values import unstorable_path
+from atlas.json_values import deeper_than, loads_storable, unstorable_path
 
 
 @pytest.mark.parametrize(
@@ -30,3 +32,32 @@ def test_nesting_beyond_the_bound_is_named_where_it_exceeds_it():
         deep = deep[0]
     assert unstorable_path(value, max_depth=3) == "[0][0][0][0]"
     assert unstorable_path(value, max_depth=5) is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        rb'{"a": [1, {"b": "x\u0000"}]}',
+        rb'{"a": "\ud800"}',
+        b'{"big": [0, 99999999999999999999]}',
+        b'{"ok": {"deep": [[[["x"]]]], "z": 1}}',
+        b'{"ok": [{"flat": "yes"}, [[[]]], [[[1, 2]]]]}',
+        b'[{"a": 1}, 2]',
+    ],
+)
+def test_a_document_read_for_storing_is_checked_as_thoroughly(text):
+    # The per-value scan is skipped for text that cannot hold an unstorable value; the verdict and
+    # the path named are the same as the full scan's.
+    document = json.loads(text)
+    for max_depth in (2, 3, 4, 32):
+        assert loads_storable(text, max_depth=max_depth) == (
+            document,
+            unstorable_path(document, max_depth=max_depth),
+        )
+
+
+def test_depth_is_named_at_the_first_value_beyond_it_in_document_order():
+    value = {"a": [["x"]], "b": [[["y"]]], "c": [[["z"]]]}
+    assert deeper_than(value, max_depth=2) == "a[0][0]"
+    assert deeper_than({"a": [[]], "b": {"c": {"d": 1}}}, max_depth=2) == "b.c.d"
+    assert deeper_than({"a": [[]]}, max_depth=2) is None

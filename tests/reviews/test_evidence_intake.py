@@ -88,7 +88,22 @@ def test_run_directory_containment_rules(tmp_path):
     assert run.resolve("a/link-in.txt") == root / "a" / "plain.txt"
     for name in ("a/link-out.txt", "a/hard.txt", "a/pipe", "a/missing.txt"):
         assert run.resolve(name) is None, name
+        assert run.read(name, limit=1024, error=PublicationRejected) is None, name
+    assert run.read("a/link-in.txt", limit=1024, error=PublicationRejected) == b"x"
+    with pytest.raises(
+        PublicationRejected, match=r"^Review evidence exceeds 0 bytes: a/plain.txt$"
+    ):
+        run.read("a/plain.txt", limit=0, error=PublicationRejected)
     assert run.contains("../outside.txt") is None and run.contains("/etc/passwd") is None
+    os.symlink(root / "a", root / "folder-in")
+    os.symlink(tmp_path, root / "folder-out")
+    (root / "a" / "deeper").mkdir()
+    os.symlink(tmp_path, root / "a" / "deeper" / "up")
+    assert run.read("folder-in/plain.txt", limit=1024, error=PublicationRejected) == b"x"
+    for name in ("folder-out/outside.txt", "a/deeper/up/outside.txt"):
+        assert run.read(name, limit=1024, error=PublicationRejected) is None, name
+    # Out through a folder link and back in: the file found is inside.
+    assert run.read("a/deeper/up/run/a/plain.txt", limit=1024, error=PublicationRejected) == b"x"
     files, refused = run.files_under(root / "a")
     assert [path.name for path in files] == ["link-in.txt", "plain.txt"]
     assert refused == ["a/hard.txt", "a/link-out.txt", "a/pipe"]
