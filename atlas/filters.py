@@ -3,6 +3,7 @@ so one query string means the same rows everywhere."""
 
 from __future__ import annotations
 
+import builtins
 import copy
 from collections.abc import Mapping
 from urllib.parse import urlencode
@@ -197,7 +198,7 @@ class SourceFilterSet(django_filters.FilterSet):
             self._vocabulary = current_vocabulary()
         return self._vocabulary
 
-    def get_form_class(self) -> type[forms.Form]:
+    def get_form_class(self) -> builtins.type[forms.Form]:
         """One form class per set of origin and family choices, built once per process."""
         form_class = _FORM_CLASSES.get(self._choices_key)
         if form_class is None:
