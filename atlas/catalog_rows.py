@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.db.models import QuerySet, TextField
+from django.db.models.fields.json import KT
+from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from atlas import labels
+from atlas import json_values, labels
 from atlas.contributions import CatalogCell
 from atlas.models import Source
 from atlas.source_links import RowLinks
@@ -21,9 +24,28 @@ from atlas.vocabularies import SourceKind
 ROW_FIELDS = (
     "id", "display_name", "origin", "canonical_source", "task_count", "kind", "turns", "type",
     "is_benchmark", "family", "status", "effective_quality", "review_stale", "open_issue_count",
-    "display_review_id", "display_review_date", "display_review_date_text", "difficulty_summary",
-    "display_review_is_example", "payload__url", "payload__canonical_url", "payload__review_url",
+    "display_review_id", "display_review_date", "display_review_date_text",
+    "display_review_is_example",
 )  # fmt: skip
+# Payload keys a row prints, read as SQL text (``->>``): no JSON decoding per value.
+PAYLOAD_TEXTS = {"payload_url": "url", "payload_canonical_url": "canonical_url",
+                 "payload_review_url": "review_url"}  # fmt: skip
+
+
+def page_values(queryset: QuerySet[Source]) -> QuerySet:
+    """The rows of a page as ``catalog_row()`` reads them. The difficulty summary comes as text
+    and is parsed by ``json_values.loads_stored`` (Django's JSONField parses with the json
+    module, the larger part of reading a row)."""
+    texts = {name: KT(f"payload__{key}") for name, key in PAYLOAD_TEXTS.items()}
+    summary = Cast("difficulty_summary", output_field=TextField())
+    return queryset.values(*ROW_FIELDS, **texts, difficulty_summary_text=summary)
+
+
+def decoded_summary(values: dict) -> dict:
+    """A row of ``page_values()`` with its difficulty summary parsed."""
+    text = values.pop("difficulty_summary_text")
+    values["difficulty_summary"] = None if text is None else json_values.loads_stored(text)
+    return values
 
 
 @dataclass(frozen=True)
@@ -59,11 +81,11 @@ def source_page_url(source_id: str) -> str:
 def catalog_row(
     values: dict, *, cell: CatalogCell | None, links: RowLinks | None = None
 ) -> CatalogRow:
-    """``values``: one row of ``Source.objects.values(*ROW_FIELDS)``; ``links``: the page's, for
+    """``values``: one row of ``page_values()``, summary decoded; ``links``: the page's, for
     many rows."""
     name = values["display_name"] or values["id"]
-    url = values["payload__url"]
-    canonical_url = values["payload__canonical_url"]
+    url = values["payload_url"]
+    canonical_url = values["payload_canonical_url"]
     dataset = values["canonical_source"]
     count = values["task_count"]
     if count is not None:
@@ -104,7 +126,7 @@ def catalog_row(
             review_stale=values["review_stale"],
             review_id=values["display_review_id"],
             open_issue_count=values["open_issue_count"],
-            review_url=values["payload__review_url"],
+            review_url=values["payload_review_url"],
             example=values["display_review_is_example"],
         ),
         example=values["display_review_is_example"],
@@ -117,10 +139,7 @@ def catalog_row(
 def row_of(source: Source, *, cell: CatalogCell | None) -> CatalogRow:
     """The same row from a loaded model instance (the source page)."""
     payload = source.payload or {}
-    values = {name: getattr(source, name) for name in ROW_FIELDS if "__" not in name}
-    values.update(
-        payload__url=payload.get("url"),
-        payload__canonical_url=payload.get("canonical_url"),
-        payload__review_url=payload.get("review_url"),
-    )
+    values = {name: getattr(source, name) for name in ROW_FIELDS}
+    values["difficulty_summary"] = source.difficulty_summary
+    values.update({name: payload.get(key) for name, key in PAYLOAD_TEXTS.items()})
     return catalog_row(values, cell=cell)

@@ -12,7 +12,7 @@ from django.urls import reverse
 
 from atlas import labels
 from atlas.catalog_row_html import rows_html
-from atlas.catalog_rows import ROW_FIELDS, CatalogRow, catalog_row
+from atlas.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.contributions import catalog_cells
 from atlas.filters import (
     BENCHMARK_CHOICES,
@@ -155,9 +155,9 @@ def _select(name: str, default_label: str, choices, selected: str, **extra: str)
 
 def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
     cell = catalog_cells().get("difficulty")
-    values = matching.values(*ROW_FIELDS)[window.offset : window.offset + window.size]
+    values = page_values(matching)[window.offset : window.offset + window.size]
     links = RowLinks(request=None)  # the page links its rows by path
-    return [catalog_row(row, cell=cell, links=links) for row in values]
+    return [catalog_row(decoded_summary(row), cell=cell, links=links) for row in values]
 
 
 def catalog_context(
