@@ -11,7 +11,7 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
 
 from atlas import labels
-from atlas.catalog_row_html import rows_html
+from atlas.catalog_html import headers_html, options_html, rows_html
 from atlas.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.contributions import catalog_cells
 from atlas.filters import (
@@ -150,7 +150,13 @@ def _caption(*, query: CatalogQuery, window: PageWindow, matching: int) -> str:
 
 def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
     options = [("", default_label), *choices]
-    return {"name": name, "options": options, "selected": selected, **extra}
+    return {
+        "name": name,
+        "options": options,
+        "selected": selected,
+        "options_html": options_html(options=options, selected=selected),
+        **extra,
+    }
 
 
 def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
@@ -275,6 +281,7 @@ def catalog_context(
         "shows_bad": filterset.shows_bad,
         "shows_excluded": shows_excluded,
         "headers": headers,
+        "headers_html": headers_html(headers),
         "rows": rows,
         "rows_html": rows_html(rows),
         "caption": _caption(query=catalog_query, window=window, matching=counts.matching),

@@ -1,9 +1,10 @@
-"""The HTML of the catalog table's rows, built in Python rather than by the template engine.
+"""The repeated parts of the catalog page (table rows, column headers, filter options), built in
+Python rather than by the template engine.
 
 Why not a template: the engine resolves every ``{{ row.x }}`` through its lookup machinery, about
-0.1 ms per row here, which made a 500-row page spend most of its time in the loop (issue 12 sets
-the page against a bare table of the same rows). This module is the one place the row markup
-lives; ``templates/atlas/_results.html`` prints its output and keeps the empty-table message.
+0.1 ms per row here, which made a 500-row page spend most of its time in the loop, and the
+headers and option lists most of the rest (issue 12 sets the page against a bare table of the
+same rows). This module is the one place that markup lives; the templates print its output.
 
 Every value is escaped with ``html.escape`` (what Django's ``escape`` does), except the difficulty
 cell, which the difficulty app renders as safe HTML.
@@ -11,7 +12,7 @@ cell, which the difficulty app renders as safe HTML.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from html import escape
 
 from django.utils.safestring import SafeString, mark_safe
@@ -81,3 +82,29 @@ def row_html(row: CatalogRow) -> str:
 def rows_html(rows: Iterable[CatalogRow]) -> SafeString:
     # Safe: row_html escapes every value it prints.
     return mark_safe("".join(row_html(row) for row in rows))
+
+
+def options_html(*, options: Iterable[tuple[str, str]], selected: str) -> SafeString:
+    """A select's ``<option>`` list, the selected value marked."""
+    parts = []
+    for value, label in options:
+        mark = " selected" if value == selected else ""
+        parts.append(f'<option value="{escape(str(value))}"{mark}>{escape(str(label))}</option>')
+    # Safe: every value and label escaped.
+    return mark_safe("".join(parts))
+
+
+def headers_html(headers: Iterable[Mapping[str, str]]) -> SafeString:
+    """The table's column headers: sort links with their state for assistive technology."""
+    parts = []
+    for header in headers:
+        key = escape(header["key"])
+        title = f' title="{escape(header["title"])}"' if header["title"] else ""
+        parts.append(
+            f'<th scope="col" class="col-{key}" aria-sort="{escape(header["aria_sort"])}"{title}>'
+            f'<a class="sort-link" href="{escape(header["url"])}" data-sort="{key}">'
+            f"{escape(header['label'])} "
+            f'<span class="sort-icon" aria-hidden="true">{escape(header["icon"])}</span></a></th>'
+        )
+    # Safe: every value escaped.
+    return mark_safe("".join(parts))
