@@ -28,7 +28,7 @@ from atlas import json_values, labels
 from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
-from atlas.display_state import CURATED_FIELDS, overlay
+from atlas.display_state import CURATED_FIELDS, shown
 from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
@@ -146,6 +146,8 @@ class SourceRowSerializer(serializers.Serializer):
 
 
 ROW_FIELDS = tuple(SourceRowSerializer().fields)
+# A row's own keys, and the payload's `url` (shown as `dataset_url`): the payload keys not repeated.
+_ROW_KEYS = frozenset(ROW_FIELDS)
 # The columns a row is built from: a list reads only these as plain values (not the search text,
 # the sort keys or the other display columns, and no model instance per row).
 ROW_COLUMNS = (
@@ -195,32 +197,54 @@ def row_of_values(
     values: Mapping[str, Any], *, request: Request | None = None, links: RowLinks | None = None
 ) -> dict[str, Any]:
     """The API row of one source from its ``ROW_COLUMNS`` values (``links``: the response's, for
-    a list): the payload's fields with the display state applied, in the serializer's order."""
+    a list): the payload's fields with the display state applied, in the serializer's order.
+
+    Written as one dict display in ``ROW_FIELDS`` order because it runs once per row of a list
+    (a 500-row page builds 500); ``tests/atlas/test_api_sources.py`` holds the order to
+    ``ROW_FIELDS``.
+    """
     links = links if links is not None else RowLinks(request=request)
     payload = values["payload"] or {}
-    shown = overlay(payload=payload, curated={name: values[name] for name in CURATED_FIELDS})
     source_id = values["id"]
     review_id = values["display_review_id"]
-    chip = labels.quality_chip(
-        effective_quality=values["effective_quality"],
-        review_stale=values["review_stale"],
-        review_id=review_id,
-        open_issue_count=values["open_issue_count"],
-        review_url=payload.get("review_url"),
-    )
-    derived = {
+    get = payload.get
+    kind = get("type")
+    row = {
         "id": source_id,
         "url": links.link("api-source", source_id),
         "source_page_url": links.link("source-page", source_id),
-        "review_page_url": _absolute(request, labels.review_page_url(review_id=review_id))
-        if review_id
-        else None,
+        "review_page_url": links.link("review-page", review_id) if review_id else None,
+        "name": get("name"),
+        "display_name": get("display_name"),
+        "origin": get("origin"),
+        "family": get("family"),
+        "tags": get("tags"),
+        "task_count": get("task_count"),
+        "notes": get("notes"),
+        "dataset_id": get("dataset_id"),
+        "dataset_revision": get("dataset_revision"),
         # The payload's `url` is the dataset's; the row's own `url` is its place in the API.
-        "dataset_url": payload.get("url"),
-        "type_label": labels.type_label(payload.get("type") or ""),
-        "turns_label": payload.get("turns") or "Unknown",
+        "dataset_url": get("url"),
+        "canonical_source": get("canonical_source"),
+        "canonical_url": get("canonical_url"),
+        "verifier_name": get("verifier_name"),
+        "verifier_revision": get("verifier_revision"),
+        "verifier_url": get("verifier_url"),
+        "type": kind,
+        "type_label": labels.type_label(kind or ""),
+        "turns": get("turns"),
+        "turns_label": get("turns") or "Unknown",
+        "is_benchmark": get("is_benchmark"),
+        "kind": get("kind"),
+        "status": get("status"),
+        "pipeline": get("pipeline"),
+        "review_url": get("review_url"),
         "quality": values["effective_quality"],
-        "quality_label": chip.label,
+        "quality_label": labels.quality_label(
+            effective_quality=values["effective_quality"],
+            review_stale=values["review_stale"],
+            review_id=review_id,
+        ),
         "example_review": values["display_review_is_example"],
         "difficulty": values["difficulty_text"],
         "difficulty_status": values["difficulty_status"],
@@ -232,15 +256,16 @@ def row_of_values(
         "review_grading_revision": values["review_grading_revision"],
         "review_id": review_id,
         "review_date": values["display_review_date_text"],
-        "review_source_revision": shown["review_source_revision"],
-        "review_verifier_revision": shown["review_verifier_revision"],
+        "review_source_revision": shown("review_source_revision", payload=payload, curated=values),
+        "review_verifier_revision": shown(
+            "review_verifier_revision", payload=payload, curated=values
+        ),
         "traces": values["display_traces"],
         "active": values["active"],
     }
-    # One pass in the serializer's order (a 500-row list builds 500 of these).
-    row = {name: derived[name] if name in derived else payload.get(name) for name in ROW_FIELDS}
-    # Payload keys beyond the documented ones (grading_*) follow, as before.
-    row.update((key, value) for key, value in payload.items() if key not in row and key != "url")
+    # Payload keys beyond the documented ones (grading_*) follow, in their stored order.
+    if payload.keys() - _ROW_KEYS:
+        row.update((key, value) for key, value in payload.items() if key not in _ROW_KEYS)
     return row
 
 

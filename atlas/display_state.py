@@ -85,14 +85,17 @@ OPEN_DEFECT_CAP: dict[str, str] = {
 OPEN_DEFECT_DEFAULT = Quality.SOME_ISSUES.value
 
 
-def overlay(*, payload: dict[str, Any], curated: dict[str, Any]) -> dict[str, Any]:
+def overlay(*, payload: Mapping[str, Any], curated: Mapping[str, Any]) -> dict[str, Any]:
     """Curated values win when the row has a curated review or that column."""
-    has_review = curated.get("review_id") is not None
-    result = {}
-    for name in CURATED_FIELDS:
-        value = curated.get(name)
-        result[name] = value if has_review or value is not None else payload.get(name)
-    return result
+    return {name: shown(name, payload=payload, curated=curated) for name in CURATED_FIELDS}
+
+
+def shown(name: str, *, payload: Mapping[str, Any], curated: Mapping[str, Any]) -> Any:
+    """One field of ``overlay()`` (for a caller that needs one or two of them per row)."""
+    value = curated.get(name)
+    if value is not None or curated.get("review_id") is not None:
+        return value
+    return payload.get(name)
 
 
 def search_text(payload: dict[str, Any]) -> str:

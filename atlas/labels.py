@@ -37,6 +37,17 @@ class QualityChip:
     example: bool = False
 
 
+def quality_label(
+    *, effective_quality: str | None, review_stale: bool, review_id: str | None
+) -> str:
+    """Good, Some issues, Bad; else Needs re-review, Unrated or Unreviewed."""
+    if effective_quality in QUALITY_LABELS:
+        return QUALITY_LABELS[effective_quality]
+    if review_stale:
+        return "Needs re-review"
+    return "Unrated" if review_id else UNREVIEWED
+
+
 def quality_chip(
     *,
     effective_quality: str | None,
@@ -47,17 +58,11 @@ def quality_chip(
     example: bool = False,
 ) -> QualityChip:
     """The chip for one source's display state; an example review is marked as one."""
-    if effective_quality in QUALITY_LABELS:
-        label = QUALITY_LABELS[effective_quality]
-        css_class = f"quality-{effective_quality}"
-    else:
-        css_class = "quality-unknown"
-        if review_stale:
-            label = "Needs re-review"
-        elif review_id:
-            label = "Unrated"
-        else:
-            label = UNREVIEWED
+    label = quality_label(
+        effective_quality=effective_quality, review_stale=review_stale, review_id=review_id
+    )
+    known = effective_quality in QUALITY_LABELS
+    css_class = f"quality-{effective_quality}" if known else "quality-unknown"
     if open_issue_count:
         tooltip = DEFECT_TOOLTIP
     elif review_stale:

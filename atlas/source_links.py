@@ -20,14 +20,16 @@ class RowLinks:
     rare ID for which they do more (a dot segment is resolved, a newline refused) takes them."""
 
     MARK = "source-id-mark"
+    # The routes a row links to, by the name of their one argument.
+    ROUTES = {"api-source": "source_id", "source-page": "source_id", "review-page": "review_id"}
     SAFE = RFC3986_SUBDELIMS + "/~:@"  # what reverse() leaves unquoted
 
     def __init__(self, *, request: AbsoluteUris | None) -> None:
         self.request = request
         self.origin = request.build_absolute_uri("/")[:-1] if request is not None else ""
         self.routes = {
-            name: tuple(reverse(name, kwargs={"source_id": self.MARK}).split(self.MARK))
-            for name in ("api-source", "source-page")
+            name: tuple(reverse(name, kwargs={argument: self.MARK}).split(self.MARK))
+            for name, argument in self.ROUTES.items()
         }
         # A row links its ID more than once (the API row: itself and its page); quoting is the
         # larger part of a link, so each ID is quoted once per list.
@@ -40,6 +42,6 @@ class RowLinks:
             quoted = self._quoted[source_id] = quote(source_id, safe=self.SAFE)
         path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
-            path = reverse(name, kwargs={"source_id": source_id})
+            path = reverse(name, kwargs={self.ROUTES[name]: source_id})
             return self.request.build_absolute_uri(path) if self.request is not None else path
         return self.origin + path
