@@ -152,8 +152,6 @@ def _select(name: str, default_label: str, choices, selected: str, **extra: str)
     options = [("", default_label), *choices]
     return {
         "name": name,
-        "options": options,
-        "selected": selected,
         "options_html": options_html(options=options, selected=selected),
         **extra,
     }
@@ -280,7 +278,6 @@ def catalog_context(
         "page_sizes": PAGE_SIZES,
         "shows_bad": filterset.shows_bad,
         "shows_excluded": shows_excluded,
-        "headers": headers,
         "headers_html": headers_html(headers),
         "rows": rows,
         "rows_html": rows_html(rows),
