@@ -146,31 +146,6 @@ def update(
     return count
 
 
-def keys_where(
-    *,
-    model: type[Model],
-    key: str,
-    names: Sequence[str],
-    records: Iterable[dict[str, Any]],
-    condition: str,
-) -> list[Any]:
-    """The keys of the records for which ``condition`` holds, judged in SQL against the stored row
-    (``target``, null when there is none) and the record (``staged``): comparing a whole batch in
-    the database reads no stored value into Python."""
-    _, rows = _apply_staged(
-        model=model,
-        key=key,
-        names=names,
-        records=records,
-        purpose="compare",
-        template=(
-            "SELECT staged.{key} FROM {stage} AS staged "
-            "LEFT JOIN {table} AS target ON target.{key} = staged.{key} WHERE " + condition
-        ),
-    )
-    return [row[0] for row in rows]
-
-
 def copy_insert(
     *, model: type[Model], names: Sequence[str], records: Iterable[dict[str, Any]]
 ) -> None:
@@ -181,11 +156,13 @@ def copy_insert(
         )
 
 
-def vacuum_analyze(*, model: type[Model]) -> None:
+def vacuum_analyze(*, model: type[Model], vacuum: bool = True) -> None:
     """After a large write: refresh the planner's statistics (without them the catalog's main query
-    was three times slower) and, outside any transaction, the visibility map too, so count queries
-    can be answered from a covering index alone. Inside a transaction only ``ANALYZE`` can run."""
+    was three times slower) and, with ``vacuum`` and outside any transaction, the visibility map
+    too, so count queries can be answered from a covering index alone. Inside a transaction only
+    ``ANALYZE`` can run."""
     table = sql.Identifier(model._meta.db_table)
-    statement = "ANALYZE {table}" if connection.in_atomic_block else "VACUUM (ANALYZE) {table}"
+    vacuum = vacuum and not connection.in_atomic_block
+    statement = "VACUUM (ANALYZE) {table}" if vacuum else "ANALYZE {table}"
     with connection.cursor() as cursor:
         cursor.execute(sql.SQL(statement).format(table=table))

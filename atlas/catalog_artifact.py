@@ -17,13 +17,15 @@ import os
 import stat
 import tempfile
 import threading
+from collections.abc import Callable, Set
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from django.conf import settings
 
-from atlas import json_values, source_ids, timestamps
+from atlas import json_values, source_ids, timestamps, validated_rows
+from atlas.canonical_form import canonical_rows, catalog_revision, revision_of
 from atlas.json_schemas import SchemaValidator
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
@@ -46,14 +48,6 @@ DEFAULT_MAX_CATALOG_BYTES = 1024 * 2**20
 
 class CatalogInvalid(Exception):
     """The artifact failed validation; ``str(exc)`` is the message for the user."""
-
-
-def canonical_json(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
-
-
-def catalog_revision(rows: list[dict[str, Any]]) -> str:
-    return hashlib.sha256(canonical_json(rows).encode("ascii")).hexdigest()
 
 
 def render_document(rows: list[dict[str, Any]]) -> str:
@@ -89,6 +83,7 @@ class OriginSnapshot:
     revision: str
     revised_at: str | None
     rows: tuple[dict[str, Any], ...]
+    digests: tuple[str, ...]  # each row's validation digest (``atlas.validated_rows``)
 
 
 @dataclass(frozen=True)
@@ -134,26 +129,31 @@ def read_artifact(path: Path) -> bytes:
     return data
 
 
-def load_catalog(path: Path) -> ValidatedCatalog:
-    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once."""
+def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) -> ValidatedCatalog:
+    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once.
+    ``proven`` answers the validation digests known to have passed (the stored sources'); it is
+    asked once the artifact has been read and its revision checked."""
     data = read_artifact(Path(path))
     digest = hashlib.sha256(data).hexdigest()
     with _cache_lock:
         cached = _cache.get(digest)
     if cached is not None:
         return cached
-    validated = validate_bytes(data)
+    validated = validate_bytes(data, proven=proven)
     with _cache_lock:
         _cache.clear()
         _cache[digest] = validated
     return validated
 
 
-def validate_bytes(data: bytes) -> ValidatedCatalog:
+def validate_bytes(
+    data: bytes, *, proven: Callable[[], Set[str]] | None = None
+) -> ValidatedCatalog:
     try:
-        document, suspicious = json_values.loads_checked(data)
+        scanned = json_values.loads_scanned(data)
     except json_values.UnreadableJson as exc:
         raise CatalogInvalid(f"Catalog artifact is not valid JSON: {exc}") from None
+    document = scanned.document
     if not isinstance(document, dict):
         raise CatalogInvalid("Catalog artifact is not valid JSON: the document is not an object")
     version = document.get("schema_version")
@@ -165,7 +165,8 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
     rows = document.get("sources")
     if not isinstance(rows, list):
         raise CatalogInvalid("Catalog sources must be a list")
-    if catalog_revision(rows) != revision:
+    parts = canonical_rows(rows, has_floats=scanned.has_floats)
+    if revision_of(parts) != revision:
         raise CatalogInvalid("Catalog revision does not match its sources")
     # Rules 7, 8 and 9 are checked in that order over the whole list (one pass per rule), so the
     # reported message follows the rules' precedence rather than the position of the bad row.
@@ -180,23 +181,38 @@ def validate_bytes(data: bytes) -> ValidatedCatalog:
         if row["id"] in seen:
             raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
         seen.add(row["id"])
-    for row in rows:
+    digests = validated_rows.row_digests(parts)
+    # A row whose exact content passed these rules before (a stored source's digest) passes now.
+    passed = proven() if proven is not None else frozenset()
+    for row, digest in zip(rows, digests, strict=True):
+        if digest in passed:
+            continue
         if not source_ids.is_valid(row["id"]):
             raise CatalogInvalid(f"Catalog source {source_ids.shown(row['id'])} has an invalid id")
         bad_field = (
-            _invalid_field(row) or _schema_failure(row) or _unstorable(row, thorough=suspicious)
+            _invalid_field(row)
+            or _schema_failure(row)
+            or _unstorable(row, thorough=scanned.suspicious)
         )
         if bad_field:
             raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
     revised_at = document.get("revised_at")
     if revised_at is not None and not timestamps.is_valid(revised_at):
         raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
-    by_origin: dict[str, list[dict[str, Any]]] = {}
-    for row in rows:
-        by_origin.setdefault(row["origin"], []).append(row)
+    by_origin: dict[str, tuple[list[dict[str, Any]], list[str]]] = {}
+    for row, digest in zip(rows, digests, strict=True):
+        origin_rows, origin_digests = by_origin.setdefault(row["origin"], ([], []))
+        origin_rows.append(row)
+        origin_digests.append(digest)
     snapshots = tuple(
-        OriginSnapshot(origin=o, revision=revision, revised_at=revised_at, rows=tuple(by_origin[o]))
-        for o in sorted(by_origin)
+        OriginSnapshot(
+            origin=origin,
+            revision=revision,
+            revised_at=revised_at,
+            rows=tuple(by_origin[origin][0]),
+            digests=tuple(by_origin[origin][1]),
+        )
+        for origin in sorted(by_origin)
     )
     return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -63,11 +64,21 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON value")
 
 
-def loads_checked(data: bytes) -> tuple[Any, bool]:
-    """``loads``, and whether any parsed value may be unstorable: False guarantees no NUL, no
-    lone surrogate, no integer beyond 64 bits and no non-finite number (only nesting is left to
-    check)."""
-    seen = {"suspicious": _ESCAPES.search(data) is not None}
+@dataclass(frozen=True)
+class Scanned:
+    """A parsed document and what its numbers and escapes could hide."""
+
+    document: Any
+    # False guarantees no NUL, no lone surrogate, no integer beyond 64 bits and no non-finite
+    # number (only nesting is left to check).
+    suspicious: bool
+    has_floats: bool
+
+
+def loads_scanned(data: bytes) -> Scanned:
+    """``loads``, noting whether any parsed value may be unstorable and whether any number is a
+    float (the artifact's fast canonical form is exact only without floats)."""
+    seen = {"suspicious": _ESCAPES.search(data) is not None, "floats": False}
 
     def parse_int(text: str) -> int:
         value = int(text)
@@ -77,12 +88,19 @@ def loads_checked(data: bytes) -> tuple[Any, bool]:
 
     def parse_float(text: str) -> float:
         value = float(text)
+        seen["floats"] = True
         if not math.isfinite(value):
             seen["suspicious"] = True
         return value
 
     document = _parse(_text(data), parse_int=parse_int, parse_float=parse_float)
-    return document, seen["suspicious"]
+    return Scanned(document=document, suspicious=seen["suspicious"], has_floats=seen["floats"])
+
+
+def loads_checked(data: bytes) -> tuple[Any, bool]:
+    """``loads``, and whether any parsed value may be unstorable (``Scanned.suspicious``)."""
+    scanned = loads_scanned(data)
+    return scanned.document, scanned.suspicious
 
 
 def deeper_than(value: Any, *, max_depth: int) -> str | None:

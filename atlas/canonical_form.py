@@ -1,0 +1,81 @@
+"""The catalog artifact's canonical form: keys sorted, no whitespace, ASCII only. Its revision is
+the SHA-256 of the canonical bytes of the ``sources`` list, and a row's validation digest
+(``atlas.validated_rows``) is taken of the row's canonical bytes.
+
+``canonical_json`` is the definition (the ``json`` module). ``canonical_rows`` gives the same bytes
+row by row about three times faster with orjson, used only where its output is the definition's:
+characters beyond ASCII and DEL are escaped afterwards exactly as ``ensure_ascii`` escapes them, a
+document holding any float is left to the definition (orjson writes ``1e-05`` as ``0.00001``), and
+so is a row orjson refuses (an integer beyond 64 bits, a lone surrogate).
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import json
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import orjson
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def catalog_revision(rows: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(canonical_json(rows).encode("ascii")).hexdigest()
+
+
+def revision_of(parts: Iterable[bytes]) -> str:
+    """``catalog_revision`` of the rows whose canonical bytes are ``parts``: a list's canonical
+    form is its items' joined by commas, between brackets."""
+    digest = hashlib.sha256(b"[")
+    separator = b""
+    for part in parts:
+        digest.update(separator)
+        digest.update(part)
+        separator = b","
+    digest.update(b"]")
+    return digest.hexdigest()
+
+
+def canonical_rows(rows: Sequence[dict[str, Any]], *, has_floats: bool) -> list[bytes]:
+    """The canonical bytes of each row. ``has_floats``: whether the document holds any float."""
+    if has_floats:
+        return [canonical_json(row).encode("ascii") for row in rows]
+    found = []
+    for row in rows:
+        try:
+            text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+        except orjson.JSONEncodeError:
+            found.append(canonical_json(row).encode("ascii"))
+            continue
+        if not text.isascii():
+            # The codec finds the characters in C; Python escapes only those.
+            text = text.decode("utf-8").encode("ascii", _ESCAPE_HANDLER)
+        if b"\x7f" in text:  # ASCII, but outside what ensure_ascii leaves as it is
+            text = text.replace(b"\x7f", b"\\u007f")
+        found.append(text)
+    return found
+
+
+def _escaped(error: UnicodeError) -> tuple[str, int]:
+    """Characters beyond ASCII as ``ensure_ascii`` writes them: ``\\uXXXX`` in lower-case hex, a
+    character beyond the Basic Multilingual Plane as its surrogate pair."""
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    escapes = []
+    for character in error.object[error.start : error.end]:
+        code = ord(character)
+        if code > 0xFFFF:
+            code -= 0x10000
+            escapes.append(f"\\u{0xD800 | (code >> 10):04x}\\u{0xDC00 | (code & 0x3FF):04x}")
+        else:
+            escapes.append(f"\\u{code:04x}")
+    return "".join(escapes), error.end
+
+
+_ESCAPE_HANDLER = "atlas-canonical-json"
+codecs.register_error(_ESCAPE_HANDLER, _escaped)
