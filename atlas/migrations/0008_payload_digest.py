@@ -5,6 +5,8 @@ before and stores their digests."""
 
 from django.db import migrations, models
 
+from atlas.vendor_sql import run_by_vendor
+
 POSTGRES_INSTALL = [
     """
     CREATE OR REPLACE FUNCTION catalog_sources_digest_clear() RETURNS trigger AS $$
@@ -44,17 +46,6 @@ SQLITE_INSTALL = [
 SQLITE_REMOVE = ["DROP TRIGGER IF EXISTS catalog_sources_digest_clear"]
 
 
-def _run(statements_by_vendor):
-    def apply(apps, schema_editor):
-        vendor = schema_editor.connection.vendor
-        if vendor not in statements_by_vendor:
-            raise RuntimeError(f"No payload digest triggers for {vendor}")
-        for statement in statements_by_vendor[vendor]:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("atlas", "0007_export_tags")]
 
@@ -65,7 +56,13 @@ class Migration(migrations.Migration):
             field=models.CharField(blank=True, editable=False, max_length=64, null=True),
         ),
         migrations.RunPython(
-            _run({"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL}),
-            _run({"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE}),
+            run_by_vendor(
+                {"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
+                what="payload digest triggers",
+            ),
+            run_by_vendor(
+                {"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
+                what="payload digest triggers",
+            ),
         ),
     ]

@@ -127,3 +127,34 @@ def test_the_atom_feed(client, write_catalog):
     assert newest.find(f"{ATOM}title").text.endswith(": 1 changed")
     assert "task_count: 100 → 3" in newest.find(f"{ATOM}summary").text
     assert "/changes/?run=" in newest.find(f"{ATOM}link").get("href")
+
+
+def test_history_rows_must_name_a_stored_source(write_catalog):
+    """The reference is checked by triggers (per statement on PostgreSQL), as a foreign key was."""
+    from django.db import IntegrityError, transaction
+
+    run = seed(write_catalog, [make_row("MarinSkyRL:a")])["run"]
+    missing = pytest.raises(IntegrityError, match="names a source that does not exist")
+    with missing, transaction.atomic():
+        SourceChange.objects.create(
+            run_id=run, source_id="MarinSkyRL:nope", kind="added", origin="MarinSkyRL"
+        )
+    with missing, transaction.atomic():
+        SourceChange.objects.filter(run_id=run).update(source_id="MarinSkyRL:nope")
+    assert set(SourceChange.objects.values_list("source_id", flat=True)) == {"MarinSkyRL:a"}
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="the PostgreSQL delete guard")
+def test_a_source_with_a_history_is_never_deleted(write_catalog):
+    from django.db import IntegrityError, transaction
+
+    from atlas.models import Source
+
+    seed(write_catalog, [make_row("MarinSkyRL:a")])
+    with (
+        pytest.raises(IntegrityError, match="never deleted"),
+        transaction.atomic(),
+        connection.cursor() as cursor,
+    ):
+        cursor.execute("DELETE FROM catalog_sources WHERE id = %s", ["MarinSkyRL:a"])
+    assert Source.objects.filter(id="MarinSkyRL:a").exists()
