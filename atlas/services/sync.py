@@ -220,9 +220,9 @@ def _rewrite_origin(
     origin with the same validation digest carries the payload already stored: it is skipped
     without reading it back (its display state is current, because every writer of what that
     depends on recomputes it), unless the sync is forced, which recomputes the display state of
-    every row. New rows are inserted; the rest are compared with the locked stored row and written
-    only where payload, activity, digest or display state differ. Reads and writes are batched,
-    never one query per row.
+    every row (and writes the rows whose state changed). New rows are inserted; rows with another
+    payload, origin, activity or digest are rewritten. Reads and writes are batched, never one
+    query per row.
     """
     snapshot_ids = {row["id"] for row in snapshot.rows}
     with connection.cursor() as cursor:  # raw: the ORM took four times as long for 25,000 ids
@@ -260,7 +260,7 @@ StoredRow = tuple[str, bool, str | None]
 
 
 def _stored_rows() -> dict[str, StoredRow]:
-    # Raw rows: the ORM spent twice as long building 100,000 tuples.
+    """Every stored source by id (raw rows: the ORM took twice as long for 100,000)."""
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT id, origin, active, payload_digest FROM {Source._meta.db_table}")
         return {row[0]: (row[1], bool(row[2]), row[3]) for row in cursor.fetchall()}
