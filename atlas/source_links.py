@@ -13,6 +13,12 @@ class AbsoluteUris(Protocol):
     def build_absolute_uri(self, location: str) -> str: ...
 
 
+# Quoted IDs kept between lists (the same views are listed again and again, and quoting is most of
+# the cost of a link), cleared when full: a few MB at most, for the pages of many views.
+_QUOTED: dict[str, str] = {}
+QUOTED_KEPT = 10_000
+
+
 class RowLinks:
     """The links of a list's rows, built from one reverse() of each route per list: reverse() (and
     the API's build_absolute_uri()) per row cost a third of a 500-row list. The result is theirs:
@@ -31,15 +37,16 @@ class RowLinks:
             name: tuple(reverse(name, kwargs={argument: self.MARK}).split(self.MARK))
             for name, argument in self.ROUTES.items()
         }
-        # A row links its ID more than once (the API row: itself and its page); quoting is the
-        # larger part of a link, so each ID is quoted once per list.
-        self._quoted: dict[str, str] = {}
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
-        quoted = self._quoted.get(source_id)
+        # A row links its ID more than once (the API row: itself and its page), and lists repeat.
+        quoted = _QUOTED.get(source_id)
         if quoted is None:
-            quoted = self._quoted[source_id] = quote(source_id, safe=self.SAFE)
+            quoted = quote(source_id, safe=self.SAFE)
+            if len(_QUOTED) >= QUOTED_KEPT:
+                _QUOTED.clear()
+            _QUOTED[source_id] = quoted
         path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
             path = reverse(name, kwargs={self.ROUTES[name]: source_id})
