@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, cast
 
 from django.db.models import QuerySet, TextField
@@ -30,6 +30,7 @@ from atlas.authentication import LockingTokenAuthentication
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.display_state import CURATED_FIELDS, shown
 from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
+from atlas.gc_pause import collector_paused
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
@@ -62,9 +63,20 @@ class OpenVerifierIssueSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
+class SourceRowListSerializer(serializers.ListSerializer):
+    """A list's rows: one ``row_of_values`` per row with the response's one ``RowLinks``, without
+    the child serializer's per-row work (its context lookup walks to the root for every row)."""
+
+    def to_representation(self, data: Any) -> list[dict[str, Any]]:
+        return rows_of(data, request=self.context.get("request"))
+
+
 class SourceRowSerializer(serializers.Serializer):
     """The exported payload with the display state applied, plus the row's own links. Field order
     is also the column order of the CSV twin (``?format=csv``)."""
+
+    class Meta:
+        list_serializer_class = SourceRowListSerializer
 
     id = serializers.CharField()
     url = serializers.URLField(help_text="This row in the API.")
@@ -134,15 +146,24 @@ class SourceRowSerializer(serializers.Serializer):
     active = serializers.BooleanField()
 
     def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
-        # The list hands over rows of list_values(); the detail view a loaded source.
-        values = decoded(instance) if isinstance(instance, Mapping) else source_values(instance)
-        request = self.context.get("request")
-        # One RowLinks per response: the list's rows share their root serializer's context dict.
-        context = cast(dict[str, Any], self.context)
-        links = context.get("row_links")
-        if links is None:
-            links = context["row_links"] = RowLinks(request=request)
-        return row_of_values(values, request=request, links=links)
+        # A list's rows are built by SourceRowListSerializer; this serialises a single row.
+        return _row_of(instance, request=self.context.get("request"), links=None)
+
+
+def rows_of(
+    items: Iterable[Mapping[str, Any] | Source], *, request: Request | None
+) -> list[dict[str, Any]]:
+    """API rows of a list, with the list's one ``RowLinks``."""
+    links = RowLinks(request=request)
+    return [_row_of(item, request=request, links=links) for item in items]
+
+
+def _row_of(
+    item: Mapping[str, Any] | Source, *, request: Request | None, links: RowLinks | None
+) -> dict[str, Any]:
+    """A row of list_values() (its JSON as text) or a loaded source, as an API row."""
+    values = decoded(item) if isinstance(item, Mapping) else source_values(item)
+    return row_of_values(values, request=request, links=links)
 
 
 ROW_FIELDS = tuple(SourceRowSerializer().fields)
@@ -320,7 +341,28 @@ class SourceListView(StrictQueryMixin, ListAPIView):
             key=("api-list", filterset.statement_key), queryset=lambda: list_values(filterset.qs)
         )
         page = cast(CatalogPagination, self.paginator).paginate_queryset(rows, request, view=self)
-        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+        # The rows as SourceRowListSerializer builds them, without the serializer: its data and
+        # its child refer back to it, and rows held by reference cycles are freed only by the
+        # collector (a 500-row page is some 30,000 objects for it to walk).
+        return self.get_paginated_response(rows_of(page, request=request))
+
+    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
+        # A 500-row page is some 30,000 dicts, lists and strings, alive until it is rendered and
+        # making no reference cycles: the collections their allocation triggers would walk them
+        # for nothing, several times (atlas.gc_pause). So the list is built and rendered with the
+        # collector paused (Django does not render a rendered response again), and the rows are
+        # freed before it resumes. DRF's own links to them would keep them for the collector
+        # instead: the view keeps its response (and its request refers back to the view), and
+        # rendering puts the response into its own renderer context.
+        with collector_paused():
+            response = super().dispatch(request, *args, **kwargs)
+            if isinstance(response, Response):
+                response.render()
+                context: dict[str, Any] = getattr(response, "renderer_context", {})
+                context.pop("response", None)
+                response.data = None  # now the rendered content
+        del self.response
+        return response
 
     @extend_schema(
         summary="List active sources",
