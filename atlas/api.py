@@ -63,20 +63,9 @@ class OpenVerifierIssueSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-class SourceRowListSerializer(serializers.ListSerializer):
-    """A list's rows: one ``row_of_values`` per row with the response's one ``RowLinks``, without
-    the child serializer's per-row work (its context lookup walks to the root for every row)."""
-
-    def to_representation(self, data: Any) -> list[dict[str, Any]]:
-        return rows_of(data, request=self.context.get("request"))
-
-
 class SourceRowSerializer(serializers.Serializer):
     """The exported payload with the display state applied, plus the row's own links. Field order
     is also the column order of the CSV twin (``?format=csv``)."""
-
-    class Meta:
-        list_serializer_class = SourceRowListSerializer
 
     id = serializers.CharField()
     url = serializers.URLField(help_text="This row in the API.")
@@ -146,12 +135,12 @@ class SourceRowSerializer(serializers.Serializer):
     active = serializers.BooleanField()
 
     def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
-        # A list's rows are built by SourceRowListSerializer; this serialises a single row.
+        # A list's rows are built by rows_of(); this serialises a single row.
         return _row_of(instance, request=self.context.get("request"), links=None)
 
 
 def rows_of(
-    items: Iterable[Mapping[str, Any] | Source], *, request: Request | None
+    *, items: Iterable[Mapping[str, Any] | Source], request: Request | None
 ) -> list[dict[str, Any]]:
     """API rows of a list, with the list's one ``RowLinks``."""
     links = RowLinks(request=request)
@@ -341,10 +330,10 @@ class SourceListView(StrictQueryMixin, ListAPIView):
             key=("api-list", filterset.statement_key), queryset=lambda: list_values(filterset.qs)
         )
         page = cast(CatalogPagination, self.paginator).paginate_queryset(rows, request, view=self)
-        # The rows as SourceRowListSerializer builds them, without the serializer: its data and
-        # its child refer back to it, and rows held by reference cycles are freed only by the
-        # collector (a 500-row page is some 30,000 objects for it to walk).
-        return self.get_paginated_response(rows_of(page, request=request))
+        # The rows without a serializer: one per row cost a context lookup each, and a list
+        # serializer's data and child refer back to it (a cycle the rows would wait in for the
+        # collector; see dispatch).
+        return self.get_paginated_response(rows_of(items=page, request=request))
 
     def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
         # A 500-row page is some 30,000 dicts, lists and strings, alive until it is rendered and
