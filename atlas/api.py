@@ -273,8 +273,9 @@ def row_of_values(
         "traces": values["display_traces"],
         "active": values["active"],
     }
-    # Payload keys beyond the documented ones (grading_*) follow, in their stored order.
-    if payload.keys() - _ROW_KEYS:
+    # Payload keys beyond the documented ones (grading_*) follow, in their stored order. Checked
+    # without building a set of the keys per row (half the cost).
+    if not _ROW_KEYS.issuperset(payload):
         row.update((key, value) for key, value in payload.items() if key not in _ROW_KEYS)
     return row
 
