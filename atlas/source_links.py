@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 from urllib.parse import quote
 
-from django.urls import reverse
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.http import RFC3986_SUBDELIMS
 
 
@@ -33,10 +35,8 @@ class RowLinks:
     def __init__(self, *, request: AbsoluteUris | None) -> None:
         self.request = request
         self.origin = request.build_absolute_uri("/")[:-1] if request is not None else ""
-        self.routes = {
-            name: tuple(reverse(name, kwargs={argument: self.MARK}).split(self.MARK))
-            for name, argument in self.ROUTES.items()
-        }
+        urlconf = get_urlconf() or settings.ROOT_URLCONF
+        self.routes = _routes(prefix=get_script_prefix(), urlconf=urlconf)
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
@@ -52,3 +52,13 @@ class RowLinks:
             path = reverse(name, kwargs={self.ROUTES[name]: source_id})
             return self.request.build_absolute_uri(path) if self.request is not None else path
         return self.origin + path
+
+
+@functools.lru_cache(maxsize=16)
+def _routes(*, prefix: str, urlconf: str) -> dict[str, tuple[str, ...]]:
+    """Each route's path before and after the ID: what reverse() makes of them depends only on
+    the URLconf and the script prefix, so they are reversed once per pair, not once per list."""
+    return {
+        name: tuple(reverse(name, kwargs={argument: RowLinks.MARK}).split(RowLinks.MARK))
+        for name, argument in RowLinks.ROUTES.items()
+    }
