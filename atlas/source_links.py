@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Protocol
 from urllib.parse import quote
 
-from django.urls import reverse
+from django.conf import settings
+from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils.http import RFC3986_SUBDELIMS
 
 
 class AbsoluteUris(Protocol):
     def build_absolute_uri(self, location: str) -> str: ...
+
+
+# Quoted IDs kept between lists (the same views are listed again and again, and quoting is most of
+# the cost of a link), cleared when full: a few MB at most, for the pages of many views.
+_QUOTED: dict[str, str] = {}
+QUOTED_KEPT = 10_000
 
 
 class RowLinks:
@@ -27,21 +35,30 @@ class RowLinks:
     def __init__(self, *, request: AbsoluteUris | None) -> None:
         self.request = request
         self.origin = request.build_absolute_uri("/")[:-1] if request is not None else ""
-        self.routes = {
-            name: tuple(reverse(name, kwargs={argument: self.MARK}).split(self.MARK))
-            for name, argument in self.ROUTES.items()
-        }
-        # A row links its ID more than once (the API row: itself and its page); quoting is the
-        # larger part of a link, so each ID is quoted once per list.
-        self._quoted: dict[str, str] = {}
+        urlconf = get_urlconf() or settings.ROOT_URLCONF
+        self.routes = _routes(prefix=get_script_prefix(), urlconf=urlconf)
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
-        quoted = self._quoted.get(source_id)
+        # A row links its ID more than once (the API row: itself and its page), and lists repeat.
+        quoted = _QUOTED.get(source_id)
         if quoted is None:
-            quoted = self._quoted[source_id] = quote(source_id, safe=self.SAFE)
+            quoted = quote(source_id, safe=self.SAFE)
+            if len(_QUOTED) >= QUOTED_KEPT:
+                _QUOTED.clear()
+            _QUOTED[source_id] = quoted
         path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
             path = reverse(name, kwargs={self.ROUTES[name]: source_id})
             return self.request.build_absolute_uri(path) if self.request is not None else path
         return self.origin + path
+
+
+@functools.lru_cache(maxsize=16)
+def _routes(*, prefix: str, urlconf: str) -> dict[str, tuple[str, ...]]:
+    """Each route's path before and after the ID: what reverse() makes of them depends only on
+    the URLconf and the script prefix, so they are reversed once per pair, not once per list."""
+    return {
+        name: tuple(reverse(name, kwargs={argument: RowLinks.MARK}).split(RowLinks.MARK))
+        for name, argument in RowLinks.ROUTES.items()
+    }

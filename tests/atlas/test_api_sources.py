@@ -226,3 +226,99 @@ def test_what_orjson_reads_differently_is_refused_at_intake():
 
     assert unstorable_path({"big": 2**64}) is not None
     assert unstorable_path({"small": -(2**63) - 1}) is not None
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["", "sort=-rows&page_size=25", "sort=-rows&page_size=25&page=2", "page=99&page_size=25",
+     "q=s1 s", "q=nothing-matches", "quality=unknown&sort=quality", "difficulty=25-50",
+     "difficulty=unmeasured&sort=-difficulty", "origin=MarinSkyRL&sort=-name", "family=math-answer",
+     "show_bad=1&show_excluded=1&sort=-status", "benchmark=false&turns=single-turn&type=RLVR"],
+)  # fmt: skip
+def test_list_statements_kept_per_query_are_the_orms(client, catalog, query):
+    """The list runs the count and rows statements the ORM compiled for the same cleaned values
+    again (selectors.ListedRows): the same SQL as the FilterSet's queryset, the same bytes."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from atlas import selectors
+    from atlas.api import list_values
+    from atlas.filters import SourceFilterSet
+    from atlas.pagination import DEFAULT_PAGE_SIZE, page_window
+
+    set_state("MarinSkyRL:s03", effective_quality="good", review_stale=True, display_review_id="r",
+              review_date=dt.datetime(2025, 3, 3, tzinfo=dt.UTC))  # fmt: skip
+    selectors._LIST_STATEMENTS.clear()
+    answers, statements = [], []
+    for _ in range(2):  # compiled by the ORM, then run from the kept statements
+        with CaptureQueriesContext(connection) as queries:
+            response = client.get(f"/api/sources/?{query}")
+        assert response.status_code == 200
+        answers.append(response.content)
+        statements.append([item["sql"] for item in queries.captured_queries][-2:])
+    assert answers[0] == answers[1] and statements[0] == statements[1]
+    assert selectors._LIST_STATEMENTS  # kept
+    given = query_of(f"?{query}")
+    filterset = SourceFilterSet(given)
+    assert filterset.is_valid()
+    count = response.json()["count"]
+    window = page_window(matching=count, number=int(given.get("page", 1)),
+                         size=int(given.get("page_size", DEFAULT_PAGE_SIZE)))  # fmt: skip
+    values = list_values(filterset.qs)
+    page = slice(window.offset, window.offset + window.size)
+    with CaptureQueriesContext(connection) as orm:
+        assert values.count() == count
+        orm_rows = list(values[page])
+    assert [item["sql"] for item in orm.captured_queries] == statements[1]
+    kept = selectors.listed_rows(key=("api-list", filterset.statement_key), queryset=lambda: values)
+    typed = [[(name, type(value), value) for name, value in row.items()] for row in orm_rows]
+    assert [[(k, type(v), v) for k, v in row.items()] for row in kept[page]] == typed
+
+
+def test_list_statements_are_kept_per_cleaned_values(client, catalog):
+    """Different values are different statements; equal cleaned values (any case) share one."""
+    from atlas import selectors
+
+    selectors._LIST_STATEMENTS.clear()
+    by_type = {value: client.get(f"/api/sources/?type={value}").json()["count"]
+               for value in ("RLVR", "rlvr", "Agentic")}  # fmt: skip
+    assert by_type == {"RLVR": 30, "rlvr": 30, "Agentic": 1}
+    assert len(selectors._LIST_STATEMENTS) == 2
+
+
+def test_a_list_is_freed_without_the_collector(write_catalog):
+    """A list's rows are freed when the server drops its response, not when the cyclic collector
+    next runs (it would walk every row of every list first: SourceListView.dispatch)."""
+    import gc
+    import io
+
+    from django.core.handlers.wsgi import WSGIHandler
+    from django.core.signals import request_finished, request_started
+    from django.db import close_old_connections
+
+    seed(write_catalog, [make_row(f"MarinSkyRL:s{n:03}") for n in range(200)])
+    handler = WSGIHandler()
+    environ = {"REQUEST_METHOD": "GET", "PATH_INFO": "/api/sources/", "SERVER_NAME": "testserver",
+               "QUERY_STRING": "page_size=200", "SERVER_PORT": "80", "wsgi.url_scheme": "http",
+               "wsgi.input": io.BytesIO(b"")}  # fmt: skip
+    statuses = []
+    # The test's transaction keeps its connection (as django.test.Client does).
+    request_started.disconnect(close_old_connections)
+    request_finished.disconnect(close_old_connections)
+    try:
+        for _ in range(2):  # the second request sees every lazy import and cache filled
+            gc.collect()
+            gc.disable()
+            try:
+                response = handler(dict(environ), lambda status, headers: statuses.append(status))
+                b"".join(response)
+                response.close()
+                del response
+                left_to_the_collector = gc.collect()
+            finally:
+                gc.enable()
+    finally:
+        request_started.connect(close_old_connections)
+        request_finished.connect(close_old_connections)
+    assert statuses == ["200 OK", "200 OK"]
+    assert left_to_the_collector < 200, left_to_the_collector  # a row alone is several containers
