@@ -162,6 +162,10 @@ INVALID_FIELDS = [
     ("turns", None),
     ("quality", "excellent"),
     ("traces", -1),
+    ("traces", 2.0),
+    ("traces", True),
+    ("review_date", "2025-13-40"),
+    ("review_date", "yesterday"),
     ("pipeline", "p"),
 ]
 STRING_OR_NULL = [
