@@ -170,36 +170,38 @@ def validate_bytes(
         raise CatalogInvalid("Catalog revision does not match its sources")
     # Rules 7, 8 and 9 are checked in that order over the whole list (one pass per rule), so the
     # reported message follows the rules' precedence rather than the position of the bad row.
+    ids = []
     for row in rows:
         if not isinstance(row, dict):
             raise CatalogInvalid("Catalog source requires a nonempty id and origin")
         source_id, origin = row.get("id"), row.get("origin")
         if not (isinstance(source_id, str) and source_id and isinstance(origin, str) and origin):
             raise CatalogInvalid("Catalog source requires a nonempty id and origin")
-    seen: set[str] = set()
-    for row in rows:
-        if row["id"] in seen:
-            raise CatalogInvalid(f"Duplicate catalog source: {row['id']}")
-        seen.add(row["id"])
+        ids.append(source_id)
+    if len(set(ids)) != len(ids):  # then the first repeated id, in the list's order
+        seen: set[str] = set()
+        for source_id in ids:
+            if source_id in seen:
+                raise CatalogInvalid(f"Duplicate catalog source: {source_id}")
+            seen.add(source_id)
     digests = validated_rows.row_digests(parts)
     # A row whose exact content passed these rules before (a stored source's digest) passes now.
     passed = proven() if proven is not None else frozenset()
-    for row, digest in zip(rows, digests, strict=True):
-        if digest in passed:
-            continue
-        if not source_ids.is_valid(row["id"]):
-            raise CatalogInvalid(f"Catalog source {source_ids.shown(row['id'])} has an invalid id")
-        bad_field = _bad_field(row, thorough=scanned.suspicious)
-        if bad_field:
-            raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
-    revised_at = document.get("revised_at")
-    if revised_at is not None and not timestamps.is_valid(revised_at):
-        raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
     by_origin: dict[str, tuple[list[dict[str, Any]], list[str]]] = {}
     for row, digest in zip(rows, digests, strict=True):
+        if digest not in passed:
+            if not source_ids.is_valid(row["id"]):
+                shown = source_ids.shown(row["id"])
+                raise CatalogInvalid(f"Catalog source {shown} has an invalid id")
+            bad_field = _bad_field(row, thorough=scanned.suspicious)
+            if bad_field:
+                raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
         origin_rows, origin_digests = by_origin.setdefault(row["origin"], ([], []))
         origin_rows.append(row)
         origin_digests.append(digest)
+    revised_at = document.get("revised_at")
+    if revised_at is not None and not timestamps.is_valid(revised_at):
+        raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
     snapshots = tuple(
         OriginSnapshot(
             origin=origin,

@@ -129,18 +129,20 @@ def _reconcile(
     touched_ids: set[str] = set()
     history = ChangeRecorder()  # the catalog history (atlas.services.changes)
     stored: dict[str, StoredRow] | None = None  # read once, when the first origin changed
+    # Retired at the end, flag and display state in one write; a source listed under a later
+    # origin leaves this set when it is written there.
+    retiring: set[str] = set()
     for snapshot in catalog.snapshots:
         changed = force or previous.get(snapshot.origin) != snapshot.revision
         if changed:
             if stored is None:
                 stored = _stored_rows()
-            written, retired_ids = _rewrite_origin(snapshot, history, force, stored)
+            written, retired_ids = _rewrite_origin(snapshot, history, force, stored, retiring)
             report(
                 f"{snapshot.origin}: {len(snapshot.rows)} rows, {written} written, "
                 f"{len(retired_ids)} retired"
             )
             rows_written += written
-            touched_ids.update(retired_ids)
             Refresh.objects.update_or_create(
                 origin=snapshot.origin,
                 defaults={
@@ -171,17 +173,16 @@ def _reconcile(
                 "id", flat=True
             )
         )
-        for start in range(0, len(retired), BATCH_SIZE):
-            Source.objects.filter(id__among=retired[start : start + BATCH_SIZE]).update(
-                active=False
-            )
-        touched_ids.update(retired)
+        retiring.update(retired)
         history.retire(source_ids=retired)
         Refresh.objects.filter(origin__in=retired_origins).delete()
     if force:
         # Rows of the artifact were recomputed above; a forced sync re-applies the display rules
         # to every other (retired) source too.
         touched_ids.update(Source.objects.filter(active=False).values_list("id", flat=True))
+    if retiring:
+        rows_written += refresh_display_state(source_ids=sorted(retiring), retire=True)
+    touched_ids -= retiring
     if touched_ids:
         rows_written += refresh_display_state(source_ids=sorted(touched_ids))
 
@@ -214,9 +215,10 @@ def _rewrite_origin(
     history: ChangeRecorder,
     force: bool,
     stored: dict[str, StoredRow],
+    retiring: set[str],
 ) -> tuple[int, list[str]]:
-    """Write the snapshot's rows and retire this origin's rows missing from it; returns the rows
-    written and the ids retired.
+    """Write the snapshot's rows and add this origin's rows missing from it to ``retiring`` (the
+    sync retires them at its end); returns the rows written and the ids retired here.
 
     ``stored`` is what the inventory held when the sync began. A row stored active under this
     origin with the same validation digest carries the payload already stored: it is skipped
@@ -235,8 +237,8 @@ def _rewrite_origin(
         active_here = [row[0] for row in cursor.fetchall()]
     missing = sorted(set(active_here) - snapshot_ids)
     history.retire(source_ids=missing)
-    for start in range(0, len(missing), BATCH_SIZE):
-        Source.objects.filter(id__among=missing[start : start + BATCH_SIZE]).update(active=False)
+    retiring.update(missing)
+    retiring.difference_update(snapshot_ids)  # retired from an origin before, listed here now
 
     new: list[Incoming] = []
     differing: list[Incoming] = []

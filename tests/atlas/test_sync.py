@@ -198,3 +198,14 @@ def test_sync_command_reports_progress_per_origin_on_stderr(write_catalog, capsy
     assert "MarinSkyRL: unchanged" in capsys.readouterr().err
     call_command("sync_catalog", "--catalog", str(path), "--verbosity", "0")
     assert capsys.readouterr().err == ""
+
+
+def test_retiring_is_one_write_and_spares_a_source_moving_to_a_later_origin(write_catalog):
+    """Missing rows are retired at the end of the sync, flag and display state together; a row
+    missing from its old origin but listed under an origin processed later stays active."""
+    sync(write_catalog([make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b")]))
+    moved = make_row("MarinSkyRL:a", origin="Zoo")
+    result = sync(write_catalog([moved]))
+    sources = {s.id: (s.origin, s.active) for s in Source.objects.all()}
+    assert sources == {"MarinSkyRL:a": ("Zoo", True), "MarinSkyRL:b": ("MarinSkyRL", False)}
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
