@@ -247,7 +247,7 @@ def _rewrite_origin(
         known = stored.get(row["id"])
         if known is None:
             new.append((row, digest))
-        elif known != (snapshot.origin, True, digest):
+        elif not _carries(known, origin=snapshot.origin, digest=digest):
             differing.append((row, digest))
         elif force:
             same.append((row, digest))
@@ -387,13 +387,19 @@ def _rewrite_stored(
     return len(upserts)
 
 
+def _carries(known: StoredRow, *, origin: str, digest: str) -> bool:
+    """Whether a stored source is active under ``origin`` with the payload of ``digest``."""
+    return known == (origin, True, digest)
+
+
 def _holds(existing: dict[str, dict[str, Any]], pair: Incoming, origin: str) -> bool:
-    """Whether the locked stored row is still active here with the incoming row's digest."""
+    """Whether the locked stored row still carries the incoming row (``_carries``)."""
     row, digest = pair
     stored = existing.get(row["id"])
     if stored is None:
         return False
-    return stored["active"] and stored["origin"] == origin and stored["payload_digest"] == digest
+    known = (stored["origin"], bool(stored["active"]), stored["payload_digest"])
+    return _carries(known, origin=origin, digest=digest)
 
 
 def _upsert(records: list[dict[str, Any]]) -> None:
