@@ -23,6 +23,11 @@ from psycopg.types.json import Jsonb
 # most of the client-side cost of a 100,000-row COPY); values were checked storable on intake.
 
 
+class JsonText(str):
+    """A JSON column's value given already serialised (a catalog row's canonical bytes): written
+    as it is."""
+
+
 def _columns(model: type[Model], names: Sequence[str]) -> tuple[list[str], set[str]]:
     fields = {field.name: field for field in model._meta.concrete_fields}
     columns = [str(fields[name].column) for name in names]
@@ -54,7 +59,9 @@ def _copy_rows(
             copy.write_row(
                 [
                     Jsonb(record[name], dumps=orjson.dumps)
-                    if name in json_names and record[name] is not None
+                    if name in json_names
+                    and record[name] is not None
+                    and not isinstance(record[name], JsonText)
                     else record[name]
                     for name in names
                 ]

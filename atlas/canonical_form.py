@@ -43,22 +43,29 @@ def revision_of(parts: Iterable[bytes]) -> str:
 
 def canonical_rows(rows: Sequence[dict[str, Any]], *, has_floats: bool) -> list[bytes]:
     """The canonical bytes of each row. ``has_floats``: whether the document holds any float."""
+    return [canonical_row(row, has_floats=has_floats) for row in rows]
+
+
+def canonical_row(row: Any, *, has_floats: bool) -> bytes:
+    """The canonical bytes of one row. ``has_floats``: whether the row holds any float."""
     if has_floats:
-        return [canonical_json(row).encode("ascii") for row in rows]
-    found = []
-    for row in rows:
-        try:
-            text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
-        except orjson.JSONEncodeError:
-            found.append(canonical_json(row).encode("ascii"))
-            continue
-        if not text.isascii():
-            # The codec finds the characters in C; Python escapes only those.
-            text = text.decode("utf-8").encode("ascii", _ESCAPE_HANDLER)
-        if b"\x7f" in text:  # ASCII, but outside what ensure_ascii leaves as it is
-            text = text.replace(b"\x7f", b"\\u007f")
-        found.append(text)
-    return found
+        return canonical_json(row).encode("ascii")
+    try:
+        text = orjson.dumps(row, option=orjson.OPT_SORT_KEYS)
+    except orjson.JSONEncodeError:
+        return canonical_json(row).encode("ascii")
+    if not text.isascii():
+        # The codec finds the characters in C; Python escapes only those.
+        return _ascii_only(text.decode("utf-8").encode("ascii", _ESCAPE_HANDLER))
+    # A copy: orjson's own bytes keep the whole buffer it wrote into (16 KiB for a 1.5 KB row),
+    # and the sync keeps every row's canonical bytes.
+    return _ascii_only(bytes(memoryview(text)))
+
+
+def _ascii_only(text: bytes) -> bytes:
+    if b"\x7f" in text:  # ASCII, but outside what ensure_ascii leaves as it is
+        return text.replace(b"\x7f", b"\\u007f")
+    return text
 
 
 def _escaped(error: UnicodeError) -> tuple[str, int]:

@@ -10,22 +10,25 @@ finite numbers, nesting within ``MAX_DEPTH``). A refusal names the row and the f
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
+import io
 import json
 import os
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Set
+from collections.abc import Callable, Iterator, Set
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
+import orjson
 from django.conf import settings
 
-from atlas import json_values, source_ids, timestamps, validated_rows
-from atlas.canonical_form import canonical_rows, catalog_revision, revision_of
+from atlas import json_stream, json_values, source_ids, timestamps, validated_rows
+from atlas.canonical_form import canonical_row, catalog_revision
 from atlas.json_schemas import SchemaValidator
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
@@ -82,8 +85,19 @@ class OriginSnapshot:
     origin: str
     revision: str
     revised_at: str | None
-    rows: tuple[dict[str, Any], ...]
-    digests: tuple[str, ...]  # each row's validation digest (``atlas.validated_rows``)
+    # Per row, in the artifact's order: its id, its canonical bytes (``atlas.canonical_form``;
+    # a hundred thousand parsed rows took three times the memory) and its validation digest
+    # (``atlas.validated_rows``).
+    ids: tuple[str, ...]
+    parts: tuple[bytes, ...]
+    digests: tuple[str, ...]
+
+    @property
+    def rows(self) -> tuple[dict[str, Any], ...]:
+        """The rows, parsed anew at every access (the sync parses ``parts`` a batch at a time).
+        orjson reads a validated row's canonical bytes exactly as it was read from the artifact:
+        validation refused every value the two readers could read differently."""
+        return tuple(map(orjson.loads, self.parts))
 
 
 @dataclass(frozen=True)
@@ -94,7 +108,7 @@ class ValidatedCatalog:
 
     @property
     def source_ids(self) -> set[str]:
-        return {row["id"] for snapshot in self.snapshots for row in snapshot.rows}
+        return {source_id for snapshot in self.snapshots for source_id in snapshot.ids}
 
 
 _cache_lock = threading.Lock()
@@ -105,8 +119,45 @@ def max_catalog_bytes() -> int:
     return int(getattr(settings, "ATLAS_MAX_CATALOG_BYTES", DEFAULT_MAX_CATALOG_BYTES))
 
 
-def read_artifact(path: Path) -> bytes:
-    """The artifact's bytes: a regular file within the size cap (a FIFO or a device must neither
+class _Artifact:
+    """The artifact's bytes as the validation reads them: within the size cap, hashed as read."""
+
+    def __init__(self, stream: BinaryIO, *, limit: int | None, path: Path | None = None) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.path = path
+        self.rewind()
+
+    def rewind(self) -> None:
+        self.stream.seek(0)
+        self.size = 0
+        self.hash = hashlib.sha256()
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.stream.read(size if self.limit is None else self._allowed(size))
+        self.size += len(data)
+        if self.limit is not None and self.size > self.limit:
+            raise CatalogInvalid(f"Catalog artifact exceeds {self.limit} bytes: {self.path}")
+        self.hash.update(data)
+        return data
+
+    def _allowed(self, size: int) -> int:
+        # One byte beyond the cap is enough to know it is exceeded.
+        left = self.limit + 1 - self.size  # type: ignore[operator]
+        return left if size < 0 else min(size, left)
+
+    def digest(self) -> str:
+        """The SHA-256 of the whole artifact (read to its end, then rewound)."""
+        while self.read(json_stream.CHUNK_BYTES):
+            pass
+        found = self.hash.hexdigest()
+        self.rewind()
+        return found
+
+
+@contextlib.contextmanager
+def _opened(path: Path) -> Iterator[_Artifact]:
+    """The artifact, if it is a regular file within the size cap (a FIFO or a device must neither
     hang the sync nor exhaust memory)."""
     limit = max_catalog_bytes()
     try:
@@ -123,23 +174,27 @@ def read_artifact(path: Path) -> bytes:
     with os.fdopen(descriptor, "rb") as handle:
         if info.st_size > limit:
             raise CatalogInvalid(f"Catalog artifact exceeds {limit} bytes: {path}")
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise CatalogInvalid(f"Catalog artifact exceeds {limit} bytes: {path}")
-    return data
+        yield _Artifact(handle, limit=limit, path=path)
+
+
+def read_artifact(path: Path) -> bytes:
+    """The artifact's bytes (a regular file within the size cap)."""
+    with _opened(path) as artifact:
+        return artifact.read()
 
 
 def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) -> ValidatedCatalog:
     """Read and validate the whole artifact. An unchanged file (same bytes) is validated once.
     ``proven`` answers the validation digests known to have passed (the stored sources'); it is
-    asked once the artifact has been read and its revision checked."""
-    data = read_artifact(Path(path))
-    digest = hashlib.sha256(data).hexdigest()
-    with _cache_lock:
-        cached = _cache.get(digest)
-    if cached is not None:
-        return cached
-    validated = validate_bytes(data, proven=proven)
+    asked once, when the first row's rules are to be checked."""
+    with _opened(Path(path)) as artifact:
+        if _cache:  # this process validated an artifact before: is this file the same?
+            with _cache_lock:
+                cached = _cache.get(artifact.digest())
+            if cached is not None:
+                return cached
+        validated = _validated(artifact, proven=proven)
+        digest = artifact.hash.hexdigest()  # of the bytes the validation read
     with _cache_lock:
         _cache.clear()
         _cache[digest] = validated
@@ -149,6 +204,44 @@ def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) ->
 def validate_bytes(
     data: bytes, *, proven: Callable[[], Set[str]] | None = None
 ) -> ValidatedCatalog:
+    """Validate an artifact held in memory, as ``load_catalog`` validates a file."""
+    return _validated(_Artifact(io.BytesIO(data), limit=None), proven=proven)
+
+
+def _validated(artifact: _Artifact, *, proven: Callable[[], Set[str]] | None) -> ValidatedCatalog:
+    """Stream the rows through the rules; a document the stream reader does not take is read
+    whole, so that a refusal names what the whole-document reader names."""
+    watching = json_values.WatchingDecoder()
+    intake = _Intake(proven)
+    header: dict[str, Any] = {}
+    listed = False
+    numbers = (0, 0)  # the decoder's counts of unstorable numbers and floats so far
+    try:
+        for event in json_stream.read_object(
+            artifact.read,
+            array_key="sources",
+            decoder=watching.decoder,
+            flag=json_values.TEXT_ESCAPES,
+        ):
+            counts = (watching.unstorable_numbers, watching.floats)
+            if isinstance(event, json_stream.Item):
+                intake.add(
+                    event.value,
+                    thorough=event.flagged or counts[0] != numbers[0],
+                    floats=counts[1] != numbers[1],
+                )
+            elif isinstance(event, json_stream.ArrayStart):
+                listed = True
+            else:
+                header[event.key] = event.value
+            numbers = counts
+    except json_stream.Unstreamable:
+        artifact.rewind()
+        return _validated_whole(artifact.read(), proven=proven)
+    return intake.verdict(header, listed=listed)
+
+
+def _validated_whole(data: bytes, *, proven: Callable[[], Set[str]] | None) -> ValidatedCatalog:
     try:
         scanned = json_values.loads_scanned(data)
     except json_values.UnreadableJson as exc:
@@ -156,63 +249,108 @@ def validate_bytes(
     document = scanned.document
     if not isinstance(document, dict):
         raise CatalogInvalid("Catalog artifact is not valid JSON: the document is not an object")
-    version = document.get("schema_version")
-    if type(version) is not int or version != SCHEMA_VERSION:
-        raise CatalogInvalid(f"Unsupported catalog schema version: {json.dumps(version)}")
-    revision = document.get("revision")
-    if not isinstance(revision, str) or not revision:
-        raise CatalogInvalid("Generated catalog has no revision")
+    intake = _Intake(proven)
     rows = document.get("sources")
-    if not isinstance(rows, list):
-        raise CatalogInvalid("Catalog sources must be a list")
-    parts = canonical_rows(rows, has_floats=scanned.has_floats)
-    if revision_of(parts) != revision:
-        raise CatalogInvalid("Catalog revision does not match its sources")
-    # Rules 7, 8 and 9 are checked in that order over the whole list (one pass per rule), so the
-    # reported message follows the rules' precedence rather than the position of the bad row.
-    ids = []
-    for row in rows:
-        if not isinstance(row, dict):
-            raise CatalogInvalid("Catalog source requires a nonempty id and origin")
-        source_id, origin = row.get("id"), row.get("origin")
-        if not (isinstance(source_id, str) and source_id and isinstance(origin, str) and origin):
-            raise CatalogInvalid("Catalog source requires a nonempty id and origin")
-        ids.append(source_id)
-    if len(set(ids)) != len(ids):  # then the first repeated id, in the list's order
-        seen: set[str] = set()
-        for source_id in ids:
-            if source_id in seen:
-                raise CatalogInvalid(f"Duplicate catalog source: {source_id}")
-            seen.add(source_id)
-    digests = validated_rows.row_digests(parts)
-    # A row whose exact content passed these rules before (a stored source's digest) passes now.
-    passed = proven() if proven is not None else frozenset()
-    by_origin: dict[str, tuple[list[dict[str, Any]], list[str]]] = {}
-    for row, digest in zip(rows, digests, strict=True):
-        if digest not in passed:
-            if not source_ids.is_valid(row["id"]):
-                shown = source_ids.shown(row["id"])
-                raise CatalogInvalid(f"Catalog source {shown} has an invalid id")
-            bad_field = _bad_field(row, thorough=scanned.suspicious)
-            if bad_field:
-                raise CatalogInvalid(f"Catalog source {row['id']} has an invalid {bad_field}")
-        origin_rows, origin_digests = by_origin.setdefault(row["origin"], ([], []))
-        origin_rows.append(row)
-        origin_digests.append(digest)
-    revised_at = document.get("revised_at")
-    if revised_at is not None and not timestamps.is_valid(revised_at):
-        raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
-    snapshots = tuple(
-        OriginSnapshot(
-            origin=origin,
-            revision=revision,
-            revised_at=revised_at,
-            rows=tuple(by_origin[origin][0]),
-            digests=tuple(by_origin[origin][1]),
+    if isinstance(rows, list):
+        for row in rows:
+            intake.add(row, thorough=scanned.suspicious, floats=scanned.has_floats)
+    return intake.verdict(document, listed=isinstance(rows, list))
+
+
+class _Intake:
+    """The rules of a row, checked as the row is read; the verdict waits for the whole document,
+    so that the first failure reported is that of the first rule in the rules' order (and of the
+    first row failing it), whatever the position of the rows and members in the document."""
+
+    def __init__(self, proven: Callable[[], Set[str]] | None) -> None:
+        self.proven = proven
+        self.passed: Set[str] | None = None
+        self.revision = hashlib.sha256(b"[")  # ``canonical_form.revision_of``, row by row
+        self.separator = b""
+        self.ids: set[str] = set()
+        self.by_origin: dict[str, tuple[list[str], list[bytes], list[str]]] = {}
+        self.malformed = False  # rule 7
+        self.duplicate: str | None = None  # rule 8
+        self.invalid: str | None = None  # rule 9
+
+    def add(self, row: Any, *, thorough: bool, floats: bool) -> None:
+        """``thorough``: the row's text could hold an unstorable value; ``floats``: it holds a
+        float."""
+        part = canonical_row(row, has_floats=floats)
+        self.revision.update(self.separator)
+        self.revision.update(part)
+        self.separator = b","
+        if self.malformed:
+            return
+        source_id, origin = (
+            (row.get("id"), row.get("origin")) if isinstance(row, dict) else ("", "")
         )
-        for origin in sorted(by_origin)
-    )
-    return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
+        if not (isinstance(source_id, str) and source_id and isinstance(origin, str) and origin):
+            self.malformed = True
+            self.by_origin.clear()  # never used now: the artifact is refused
+            return
+        if source_id in self.ids:
+            self.duplicate = self.duplicate or source_id
+        self.ids.add(source_id)
+        if self.duplicate is not None or self.invalid is not None:
+            return
+        digest = validated_rows.row_digest(part)
+        # A row whose exact content passed these rules before (a stored source's digest) passes.
+        if digest not in self._passed():
+            self.invalid = _row_failure(row, thorough=thorough)
+        ids, parts, digests = self.by_origin.setdefault(origin, ([], [], []))
+        ids.append(source_id)
+        parts.append(part)
+        digests.append(digest)
+
+    def _passed(self) -> Set[str]:
+        if self.passed is None:
+            self.passed = self.proven() if self.proven is not None else frozenset()
+        return self.passed
+
+    def verdict(self, header: dict[str, Any], *, listed: bool) -> ValidatedCatalog:
+        """The validated catalog, or the first failed rule's refusal. ``header``: the document's
+        members besides the streamed rows; ``listed``: whether ``sources`` is an array."""
+        version = header.get("schema_version")
+        if type(version) is not int or version != SCHEMA_VERSION:
+            raise CatalogInvalid(f"Unsupported catalog schema version: {json.dumps(version)}")
+        revision = header.get("revision")
+        if not isinstance(revision, str) or not revision:
+            raise CatalogInvalid("Generated catalog has no revision")
+        if not listed:
+            raise CatalogInvalid("Catalog sources must be a list")
+        self.revision.update(b"]")
+        if self.revision.hexdigest() != revision:
+            raise CatalogInvalid("Catalog revision does not match its sources")
+        if self.malformed:
+            raise CatalogInvalid("Catalog source requires a nonempty id and origin")
+        if self.duplicate is not None:
+            raise CatalogInvalid(f"Duplicate catalog source: {self.duplicate}")
+        if self.invalid is not None:
+            raise CatalogInvalid(self.invalid)
+        revised_at = header.get("revised_at")
+        if revised_at is not None and not timestamps.is_valid(revised_at):
+            raise CatalogInvalid("Catalog revised_at must be a timestamp or null")
+        snapshots = tuple(
+            OriginSnapshot(
+                origin=origin,
+                revision=revision,
+                revised_at=revised_at,
+                ids=tuple(ids),
+                parts=tuple(parts),
+                digests=tuple(digests),
+            )
+            for origin, (ids, parts, digests) in sorted(self.by_origin.items())
+        )
+        return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
+
+
+def _row_failure(row: dict[str, Any], *, thorough: bool) -> str | None:
+    """The refusal of a row that fails rule 9 (its id, then its fields), else None."""
+    if not source_ids.is_valid(row["id"]):
+        return f"Catalog source {source_ids.shown(row['id'])} has an invalid id"
+    bad_field = _bad_field(row, thorough=thorough)
+    return f"Catalog source {row['id']} has an invalid {bad_field}" if bad_field else None
 
 
 def _bad_field(row: dict[str, Any], *, thorough: bool) -> str | None:

@@ -22,6 +22,8 @@ INT64 = (-(2**63), 2**63 - 1)
 # string; with the number hooks of ``loads_checked`` they let a reader skip the per-value scan
 # (seconds per 100,000 catalog rows) when nothing suspicious was seen.
 _ESCAPES = re.compile(rb"\\u0000|\\u[dD][89a-fA-F]")
+# The same escapes in decoded text (for a reader that decodes a document value by value).
+TEXT_ESCAPES = re.compile(_ESCAPES.pattern.decode("ascii"))
 
 
 class UnreadableJson(ValueError):
@@ -51,9 +53,9 @@ def _text(data: bytes | str) -> str:
         raise UnreadableJson(str(exc)) from None
 
 
-def _parse(text: str, **hooks: Any) -> Any:
+def _parse(text: str, decoder: json.JSONDecoder | None = None) -> Any:
     try:
-        return json.loads(text, parse_constant=_reject_constant, **hooks)
+        return (decoder or json.JSONDecoder(parse_constant=_reject_constant)).decode(text)
     except RecursionError:
         raise UnreadableJson("the document is nested too deeply") from None
     except ValueError as exc:
@@ -75,26 +77,39 @@ class Scanned:
     has_floats: bool
 
 
+class WatchingDecoder:
+    """A strict decoder (``loads``'s rules) that notes, across everything it decodes, whether a
+    number could be unstorable (an integer beyond 64 bits, a non-finite float) and how many floats
+    it read, so that a caller decoding value by value can tell which values need a closer look."""
+
+    def __init__(self) -> None:
+        self.unstorable_numbers = 0
+        self.floats = 0
+        self.decoder = json.JSONDecoder(
+            parse_int=self._int, parse_float=self._float, parse_constant=_reject_constant
+        )
+
+    def _int(self, text: str) -> int:
+        value = int(text)
+        if not INT64[0] <= value <= INT64[1]:
+            self.unstorable_numbers += 1
+        return value
+
+    def _float(self, text: str) -> float:
+        value = float(text)
+        self.floats += 1
+        if not math.isfinite(value):
+            self.unstorable_numbers += 1
+        return value
+
+
 def loads_scanned(data: bytes) -> Scanned:
     """``loads``, noting whether any parsed value may be unstorable and whether any number is a
     float (the artifact's fast canonical form is exact only without floats)."""
-    seen = {"suspicious": _ESCAPES.search(data) is not None, "floats": False}
-
-    def parse_int(text: str) -> int:
-        value = int(text)
-        if not INT64[0] <= value <= INT64[1]:
-            seen["suspicious"] = True
-        return value
-
-    def parse_float(text: str) -> float:
-        value = float(text)
-        seen["floats"] = True
-        if not math.isfinite(value):
-            seen["suspicious"] = True
-        return value
-
-    document = _parse(_text(data), parse_int=parse_int, parse_float=parse_float)
-    return Scanned(document=document, suspicious=seen["suspicious"], has_floats=seen["floats"])
+    watching = WatchingDecoder()
+    document = _parse(_text(data), watching.decoder)
+    suspicious = watching.unstorable_numbers > 0 or _ESCAPES.search(data) is not None
+    return Scanned(document=document, suspicious=suspicious, has_floats=watching.floats > 0)
 
 
 def loads_checked(data: bytes) -> tuple[Any, bool]:

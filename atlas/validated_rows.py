@@ -19,6 +19,7 @@ import functools
 import hashlib
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 # The modules and schema whose rules decide whether a row is valid.
@@ -39,10 +40,16 @@ def rules_fingerprint() -> bytes:
 
 def row_digests(parts: Sequence[bytes]) -> list[str]:
     """The validation digest (hex) of each row, given its canonical bytes."""
-    seeded = hashlib.sha256(rules_fingerprint())
-    found = []
-    for part in parts:
-        digest = seeded.copy()
-        digest.update(part)
-        found.append(digest.hexdigest())
-    return found
+    return [row_digest(part) for part in parts]
+
+
+def row_digest(part: bytes) -> str:
+    """The validation digest (hex) of a row, given its canonical bytes."""
+    digest = _seeded(rules_fingerprint()).copy()
+    digest.update(part)
+    return digest.hexdigest()
+
+
+@functools.cache
+def _seeded(fingerprint: bytes) -> Any:
+    return hashlib.sha256(fingerprint)

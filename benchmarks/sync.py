@@ -13,6 +13,8 @@ reading and validating the artifact):
 * a no-change sync (must write 0 rows),
 * a sync where 10 % of the rows changed,
 
+the peak memory of a first sync in a process of its own (above that process's memory before the
+sync; goal: at most twice the artifact's size — the artifact is streamed, issue 12 §3),
 and, in the same run, each one's floor with raw psycopg: read and parse the artifact with orjson,
 COPY the rows (all of them, or only the changed ones for the 10 % sync) into a temporary table and
 apply one ``INSERT … ON CONFLICT (id) DO UPDATE``. The floor gets its display-state values
@@ -44,6 +46,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--sizes", default="10000,100000", help="comma-separated row counts")
     parser.add_argument("--keep", action="store_true", help="do not drop the database at the end")
     parser.add_argument("--repeat", type=int, default=3, help="interleaved first syncs (medians)")
+    parser.add_argument(
+        "--memory-of",
+        metavar="ARTIFACT",
+        help="(used by the benchmark itself) sync ARTIFACT and print this process's memory",
+    )
     return parser.parse_args()
 
 
@@ -254,6 +261,60 @@ def plain_dsn(url: str) -> str:
     return urlunsplit(("postgresql", parts.netloc, parts.path, parts.query, ""))
 
 
+def rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as handle:
+        return int(handle.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
+def memory_probe(path: Path) -> None:
+    """In a process of its own: one sync of ``path``; prints the resident memory before it and
+    its peak during the sync (sampled every millisecond), as JSON. A sync of a one-row artifact
+    first loads the code and its caches, which any process that has synced once holds."""
+    import json
+    import threading
+
+    from atlas.catalog_artifact import write_document
+
+    warm = path.with_name("warm-up.json")
+    write_document(rows=make_rows(1, salt="warm"), output=warm)
+    service_sync(warm)
+    reset_tables()
+    before = peak = rss_mb()
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.wait(0.001):
+            peak = max(peak, rss_mb())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        service_sync(path)
+    finally:
+        done.set()
+        sampler.join()
+    print(json.dumps({"before_mb": before, "peak_mb": max(peak, rss_mb())}))
+
+
+def first_sync_memory(path: Path) -> float:
+    """The peak memory (MB) a first sync of ``path`` adds to its process."""
+    import json
+    import subprocess
+
+    reset_tables()
+    finished = subprocess.run(
+        [sys.executable, __file__, "--memory-of", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+    )
+    found = json.loads(finished.stdout.strip().splitlines()[-1])
+    reset_tables()
+    return float(found["peak_mb"] - found["before_mb"])
+
+
 def bench_size(*, size: int, workdir: Path, dsn: str, repeat: int) -> dict[str, Any]:
     from atlas.catalog_artifact import write_document
 
@@ -266,6 +327,7 @@ def bench_size(*, size: int, workdir: Path, dsn: str, repeat: int) -> dict[str, 
     columns, states = baseline_states(rows)
     _, changed_states = baseline_states(changed_rows)
     changed_ids = {row["id"] for row, old in zip(changed_rows, rows, strict=True) if row != old}
+    memory_mb = first_sync_memory(first_path)
 
     # The headline figure: first syncs and their floor in turn (a shared machine), medians.
     first_times, floor_times = [], []
@@ -302,6 +364,8 @@ def bench_size(*, size: int, workdir: Path, dsn: str, repeat: int) -> dict[str, 
         "baseline_insert": base_insert_s,
         "baseline_compare": base_compare_s,
         "baseline_changed": base_changed_s,
+        "memory_mb": memory_mb,
+        "artifact_mb": first_path.stat().st_size / 2**20,
     }
 
 
@@ -337,6 +401,11 @@ def report(result: dict[str, Any]) -> None:
         )
     emit_limit(benchmark="sync", figure=f"no-change sync rows written, {size:,} rows",
                value=result["unchanged"][1], unit="rows", at_most=0)  # fmt: skip
+    artifact_mb = result["artifact_mb"]
+    emit_limit(benchmark="sync",
+               figure=f"first sync peak memory above the idle process, {size:,} rows "
+                      f"({artifact_mb:,.0f} MB artifact; goal: twice its size)",
+               value=result["memory_mb"], unit="MB", at_most=round(2 * artifact_mb))  # fmt: skip
     retire_s, retired = result["retire_half"]
     emit_limit(benchmark="sync", figure=f"forced sync retiring {retired:,} sources",
                value=retire_s, unit="s", at_most=30)  # fmt: skip
@@ -344,6 +413,14 @@ def report(result: dict[str, Any]) -> None:
 
 def main() -> int:
     args = parse_args()
+    if args.memory_of:
+        sys.path.insert(0, str(ROOT))
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings")
+        import django
+
+        django.setup()
+        memory_probe(Path(args.memory_of))
+        return 0
     url = os.environ.get("DATABASE_URL") or DEFAULT_URL
     maintenance, name = server_and_name(url)
     recreate_database(maintenance, name)
