@@ -177,12 +177,6 @@ def _opened(path: Path) -> Iterator[_Artifact]:
         yield _Artifact(handle, limit=limit, path=path)
 
 
-def read_artifact(path: Path) -> bytes:
-    """The artifact's bytes (a regular file within the size cap)."""
-    with _opened(path) as artifact:
-        return artifact.read()
-
-
 def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) -> ValidatedCatalog:
     """Read and validate the whole artifact. An unchanged file (same bytes) is validated once.
     ``proven`` answers the validation digests known to have passed (the stored sources'); it is

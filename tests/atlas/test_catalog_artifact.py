@@ -446,3 +446,14 @@ def test_validation_holds_the_rows_compactly_not_the_document(tmp_path, packaged
         tracemalloc.stop()
     assert sum(len(snapshot.ids) for snapshot in validated.snapshots) == len(rows)
     assert peak < 2 * size, (peak, size)
+
+
+def test_a_file_growing_past_the_size_cap_while_it_is_read_is_refused(tmp_path, settings):
+    settings.ATLAS_MAX_CATALOG_BYTES = 2000
+    path = tmp_path / "catalog.json"
+    path.write_bytes(document([]))
+    with artifact._opened(path) as opened:
+        path.write_bytes(document([make_row("MarinSkyRL:a")] * 5))  # the same file, now larger
+        with pytest.raises(CatalogInvalid) as caught:
+            artifact._validated(opened, proven=None)
+    assert str(caught.value) == f"Catalog artifact exceeds 2000 bytes: {path}"
