@@ -146,10 +146,18 @@ def _deeper_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
 
 
 def field_path(parts: Any) -> str:
-    """``pipeline.files[0]`` from a sequence of keys and indexes."""
+    """``pipeline.files[0]`` from a sequence of keys and indexes, as a message may print it: a key
+    with a character that is not printable (a newline, a NUL, a lone surrogate, which no page,
+    log or database text could hold) is shown escaped."""
     text = ""
     for part in parts:
-        text += f"[{part}]" if isinstance(part, int) else (f".{part}" if text else str(part))
+        if isinstance(part, int):
+            text += f"[{part}]"
+            continue
+        key = str(part)
+        if not key.isprintable():
+            key = key.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+        text += f".{key}" if text else key
     return text
 
 

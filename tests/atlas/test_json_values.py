@@ -13,7 +13,9 @@ from atlas.json_values import deeper_than, loads_storable, unstorable_path
     ("value", "path"),
     [
         ({"a": [1, {"b": "x\x00"}]}, "a[1].b"),
-        ({"a": {"b\x00": 1}}, "a.b\x00"),
+        ({"a": {"b\x00": 1}}, "a.b\\x00"),  # a key a message cannot print is shown escaped
+        ({"a": {"b\ud800": 1}}, "a.b\\ud800"),
+        ({"é": {"line\nbreak": "\x00"}}, "é.line\\nbreak"),
         ([0, 2**63], "[1]"),
         ({"n": float("nan")}, "n"),
         ("\ud800", ""),

@@ -58,6 +58,12 @@ CASES = [
      "grading_scope.agents[0]"),
     ("pipeline-not-object", {"pipeline": ["files"]}, "pipeline"),
     ("status-unknown", {"status": "Deleted"}, "status"),
+    # A lone surrogate has no UTF-8 form: it must not reach the compiled schema engine (a 500), and
+    # a key holding one is named escaped (no page, log or database text could hold it raw).
+    ("surrogate-in-key", {"x\ud800": 1}, "x\\ud800"),
+    ("surrogate-in-enum", {"type": "\ud800"}, "type"),
+    ("surrogate-in-pipeline-key", {"pipeline": {"k\udc00": 1}}, "pipeline"),
+    ("nul-in-key", {"x\x00": 1}, "x\\x00"),
 ]  # fmt: skip
 ID_CASES = [
     ("MarinSkyRL:new\nline", "Catalog source MarinSkyRL:new\\nline has an invalid id"),
