@@ -111,3 +111,21 @@ def test_the_fingerprint_covers_the_rule_files():
     here = Path(validated_rows.__file__).parent
     assert all((here / name).is_file() for name in validated_rows.RULE_FILES)
     assert {"catalog_artifact.py", "schema/catalog.schema.json"} <= set(validated_rows.RULE_FILES)
+
+
+def test_the_canonical_bytes_written_as_the_payload_read_back_as_the_row(write_catalog):
+    """The sync hands the database each row's canonical bytes (ASCII, every other character
+    escaped, a character beyond the Basic Multilingual Plane as a surrogate pair): what is stored
+    is the row itself, whatever the path (new, changed, forced)."""
+    row = make_row(
+        "MarinSkyRL:a",
+        display_name='naïve · 数学 😀 \x7f \\ "quoted"',
+        grading_scope={"task_assets": {"blend": {"x": 1e-05, "y": 2.5}}},
+    )
+    sync(write_catalog([row]))
+    assert Source.objects.get(id="MarinSkyRL:a").payload == row
+    changed = {**row, "notes": "tab\there 😀"}
+    for force in (False, True):
+        sync(write_catalog([changed]), force=force)
+        source = Source.objects.get(id="MarinSkyRL:a")
+        assert source.payload == changed and source.display_name == changed["display_name"]
