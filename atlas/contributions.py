@@ -29,6 +29,10 @@ from atlas.display_state import EMPTY_CONTEXT, DisplayContext, SourceSnapshot
 
 
 class ContextProvider(Protocol):
+    """Answers, for a batch of stored sources, the context fields it sets per source id. A source
+    it leaves out keeps its context as it is (the empty context's values, for the fields only this
+    provider sets)."""
+
     def __call__(
         self, *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
     ) -> Mapping[str, Mapping[str, Any]]: ...

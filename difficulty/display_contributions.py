@@ -16,4 +16,9 @@ def difficulty_summaries(
     *, sources: Sequence[SourceSnapshot], contexts: Mapping[str, DisplayContext]
 ) -> dict[str, dict[str, Any]]:
     summaries = summaries_for(sources=sources, contexts=contexts)
-    return {source_id: {"difficulty": summary} for source_id, summary in summaries.items()}
+    # A source without a summary keeps the empty context's (none); see the reviews provider.
+    return {
+        source_id: {"difficulty": summary}
+        for source_id, summary in summaries.items()
+        if summary is not None
+    }

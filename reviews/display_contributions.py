@@ -37,15 +37,18 @@ def defects_and_grading(
         open_issues.setdefault(issue.source_id, []).append(open_issue_row(issue))
     enrolled, valid = _grading_bindings(sources)
     examples = _example_reviews(sources)
+    # Only the sources with something to say: the others keep the empty context's values (no
+    # defect, no binding, not an example), and building then applying 1,000 updates of defaults
+    # per batch was a tenth of a forced sync.
     return {
-        source.id: {
-            "open_issue_count": len(open_issues.get(source.id, ())),
-            "open_issues": tuple(open_issues.get(source.id, ())),
-            "has_grading_binding": source.id in enrolled,
-            "valid_grading_binding": source.id in valid,
-            "review_is_example": source.id in examples,
+        source_id: {
+            "open_issue_count": len(open_issues.get(source_id, ())),
+            "open_issues": tuple(open_issues.get(source_id, ())),
+            "has_grading_binding": source_id in enrolled,
+            "valid_grading_binding": source_id in valid,
+            "review_is_example": source_id in examples,
         }
-        for source in sources
+        for source_id in open_issues.keys() | enrolled | examples
     }
 
 
