@@ -145,18 +145,24 @@ def _deeper_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
     return None
 
 
+def printable(text: str) -> str:
+    """``text`` as a message may print it: with a character that is not printable (a newline, a
+    NUL, a lone surrogate — also what a file name that is not UTF-8 is read as —, which no page,
+    log or database text could hold) it is shown escaped."""
+    if text.isprintable():
+        return text
+    return text.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+
+
 def field_path(parts: Any) -> str:
-    """``pipeline.files[0]`` from a sequence of keys and indexes, as a message may print it: a key
-    with a character that is not printable (a newline, a NUL, a lone surrogate, which no page,
-    log or database text could hold) is shown escaped."""
+    """``pipeline.files[0]`` from a sequence of keys and indexes, as a message may print it (keys
+    ``printable``)."""
     text = ""
     for part in parts:
         if isinstance(part, int):
             text += f"[{part}]"
             continue
-        key = str(part)
-        if not key.isprintable():
-            key = key.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+        key = printable(str(part))
         text += f".{key}" if text else key
     return text
 

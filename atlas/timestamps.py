@@ -42,7 +42,7 @@ def parse(text: Any) -> dt.datetime:
             offset = -offset
     fraction = (part["fraction"] or "")[:6].ljust(6, "0")
     try:
-        return dt.datetime(
+        moment = dt.datetime(
             int(part["year"]),
             int(part["month"]),
             int(part["day"]),
@@ -54,6 +54,15 @@ def parse(text: Any) -> dt.datetime:
         )
     except ValueError as exc:
         raise InvalidTimestamp(f"not a valid date-time: {text!r}") from exc
+    if offset and moment.year in (dt.MINYEAR, dt.MAXYEAR):
+        # ``9999-12-31T23:59:59-23:59`` names an instant after the last one a datetime holds in
+        # UTC: accepted, it crashed every formatting of it (a publication's future check raised
+        # OverflowError instead of refusing).
+        try:
+            moment.astimezone(dt.UTC)
+        except OverflowError:
+            raise InvalidTimestamp(f"outside the range of dates: {text!r}") from None
+    return moment
 
 
 def parse_or_none(value: Any) -> dt.datetime | None:

@@ -29,7 +29,7 @@ def verify_attestation(*, text: str, run_dir: Path) -> dict[str, Any]:
     reason."""
     try:
         document = json.loads(text)
-    except ValueError as error:
+    except (ValueError, RecursionError) as error:  # nested thousands deep: as unreadable
         raise AttestationError(INCONSISTENT) from error
     if not _consistent(document):
         raise AttestationError(INCONSISTENT)
@@ -74,8 +74,13 @@ def _validation_published(*, document: dict[str, Any], run_dir: Path) -> bool:
             continue
         if not isinstance(path, str) or not path:
             return False
-        target = (root / path).resolve()
-        if not target.is_relative_to(root) or not target.is_file():
+        try:
+            target = (root / path).resolve()
+            if not target.is_relative_to(root) or not target.is_file():
+                return False
+        except (OSError, ValueError):
+            # A path the system cannot name (a NUL, a lone surrogate, a name too long) names no
+            # published evidence; it raised instead of refusing.
             return False
     return True
 

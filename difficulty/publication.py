@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -180,7 +181,9 @@ def _checked_evidence(
             raise DifficultyPublicationError(
                 f"Difficulty evidence path escapes the run directory: {relative}"
             )
-        if not target.exists():
+        # os.path.exists: a path the system cannot name (too long) does not exist, where
+        # Path.exists raised OSError (Python 3.11) instead of a refusal.
+        if not os.path.exists(target):
             if relative in required:
                 raise DifficultyPublicationError(f"Difficulty evidence missing: {relative}")
             continue
@@ -189,14 +192,14 @@ def _checked_evidence(
     if attestation is not None:
         try:
             text = attestation.read_text(encoding="utf-8")
-            verify_attestation(text=text, run_dir=run.root)
+            document = verify_attestation(text=text, run_dir=run.root)
         except (AttestationError, UnicodeDecodeError) as error:
             raise DifficultyPublicationError(str(error)) from error
         cited.append(attestation)
         # The validation of changed execution code is evidence too: archive what it names.
-        for relative in validation_paths(document=json.loads(text)):
+        for relative in validation_paths(document=document):
             target = run.contains(relative)
-            if target is not None and target.is_file():
+            if target is not None and os.path.isfile(target):
                 cited.extend(_contained(run, target))
     folder = run.contains("difficulty")
     globbed = _contained(run, folder) if folder is not None and folder.is_dir() else []

@@ -68,7 +68,7 @@ def proof_document(proof_text: str | None) -> dict[str, Any] | None:
         return None
     try:
         document = json.loads(proof_text)
-    except ValueError:
+    except (ValueError, RecursionError):  # nested thousands deep: not a proof either
         return None
     if not isinstance(document, dict):
         return None

@@ -20,6 +20,7 @@ from typing import IO
 
 from django.conf import settings
 
+from atlas.json_values import printable
 from reviews.evidence_set import COLLECTION_FILE
 
 DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
@@ -136,7 +137,9 @@ def safe_relative(name: str) -> str | None:
 
 
 def _unsafe(name: str) -> ArchiveRejected:
-    return ArchiveRejected(f"Publication archive contains an unsafe path: {name}")
+    # A member name that is not UTF-8 is read with lone surrogates for its bytes: printed as it
+    # is, the job's error could not be stored (the worker raised, the job stayed running).
+    return ArchiveRejected(f"Publication archive contains an unsafe path: {printable(name)}")
 
 
 @contextmanager

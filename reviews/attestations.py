@@ -36,7 +36,7 @@ def read_attestation(path: Path) -> dict[str, Any] | None:
     """The attestation document when it is well formed, else None."""
     try:
         document = json.loads(path.read_bytes().decode("utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested thousands deep: malformed too
         return None
     if not isinstance(document, dict):
         return None

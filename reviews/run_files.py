@@ -19,6 +19,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from atlas.json_values import printable, storable_text
+
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 
 
@@ -39,26 +41,32 @@ def artifact_file(
     return ArtifactFile(path=path, content=content, sha256=digest, size=len(data))
 
 
+# Paths in messages are ``printable``: a file name that is not UTF-8 is read with lone surrogates
+# standing for its bytes, and a refusal naming it could be neither stored nor shown.
+
+
 def too_large(*, limit: int, path: str) -> str:
-    return f"Review evidence exceeds {limit} bytes: {path}"
+    return f"Review evidence exceeds {limit} bytes: {printable(path)}"
 
 
 def not_text(*, path: str) -> str:
-    return f"Review evidence must be UTF-8 text: {path}"
+    return f"Review evidence must be UTF-8 text: {printable(path)}"
 
 
 def conflicting(*, path: str) -> str:
-    return f"Artifact {path} already exists with different content"
+    return f"Artifact {printable(path)} already exists with different content"
 
 
 # --- path safety ---------------------------------------------------------------------------------
 
 
 def normalized_relative(path: str) -> str | None:
-    """The POSIX-normalised relative form of a cited path; None when absolute or escaping."""
+    """The POSIX-normalised relative form of a cited path; None when absolute or escaping, or
+    when it holds a NUL or a lone surrogate (no file name the run can archive: the operating
+    system refused such a path with ValueError or UnicodeEncodeError, not a refusal)."""
     if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
         return None
-    if "\x00" in path:
+    if not storable_text(path):
         return None
     normalized = posixpath.normpath(path)
     if normalized == "." or normalized == ".." or normalized.startswith("../"):
@@ -171,8 +179,8 @@ class RunDirectory:
 
     def files_under(self, target: Path) -> tuple[list[Path], list[str]]:
         """(contained regular files at or below ``target``, run-relative paths of entries that
-        are not: links out, hard links, devices, FIFOs, other file systems). Folder links are not
-        followed."""
+        are not — links out, hard links, devices, FIFOs, other file systems —, ``printable`` for
+        a message). Folder links are not followed."""
         candidates = [target]
         if target.is_dir():
             candidates = []
@@ -185,7 +193,7 @@ class RunDirectory:
             if resolved.is_relative_to(self.root) and self.is_contained_file(resolved):
                 found.append(path)
             else:
-                refused.append(os.path.relpath(path, self.root).replace(os.sep, "/"))
+                refused.append(printable(os.path.relpath(path, self.root).replace(os.sep, "/")))
         return found, refused
 
     def relative(self, path: Path) -> str:
@@ -232,11 +240,13 @@ def _read_bounded(
 def text_artifact(
     *, relative: str, data: bytes, limit: int, error: type[Exception], sha256: str | None = None
 ) -> ArtifactFile | None:
-    """An artifact of UTF-8 text within the limit; None when the bytes are not text (the caller
-    decides whether that refuses the run or skips the file)."""
+    """An artifact of UTF-8 text within the limit; None when the bytes are not text, or the name
+    is not (the caller decides whether that refuses the run or skips the file)."""
     if len(data) > limit:
         raise error(too_large(limit=limit, path=relative))
     text = as_text(data)
-    if text is None:
+    if text is None or not storable_text(relative):
+        # A file name that is not UTF-8 (read with lone surrogates for its bytes) cannot be an
+        # artifact's path: it reached the database, which raised instead of a refusal.
         return None
     return artifact_file(path=relative, data=data, content=text, sha256=sha256)

@@ -208,7 +208,7 @@ def _check_grading_identity(
 ) -> dict[str, Any]:
     try:
         run = json.loads((run_dir / "run.json").read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # nested thousands deep: as unreadable
         run = None
     grading = run.get("grading") if isinstance(run, dict) else None
     if not isinstance(grading, dict) or grading.get("source_id") != atlas_id:

@@ -1,0 +1,485 @@
+"""Random corruptions of review runs, difficulty runs and their uploads (seeded, so a failure
+replays): every input is either accepted or refused with the intake's own refusal — a message a
+page, a log and the database can hold — and a refusal writes nothing.
+
+A first run of these found, among others: a date-time whose UTC instant lies outside the calendar
+(``9999-12-31T23:59:59-23:59``) crashing the future check; a file name that is not UTF-8 reaching
+the database (its lone surrogates cannot be stored); ``run.json`` or an attestation nested
+thousands deep raising ``RecursionError``; and paths in a difficulty attestation or report that the
+operating system cannot name (a NUL, a lone surrogate, a name too long) raising instead of being
+refused."""
+
+from __future__ import annotations
+
+import copy
+import io
+import json
+import os
+import random
+import re
+import shutil
+import tarfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.db import transaction
+from django.test import TestCase
+
+from difficulty.examples import write_example_difficulty
+from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
+from reviews.models import ReviewArtifact, ReviewPublication
+from reviews.validation import PublicationRejected
+from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID
+from tests.difficulty.conftest import make_source as make_difficulty_source
+from tests.hostile.conftest import fingerprint
+from tests.reviews.builders import (
+    GRADING_REVISION,
+    SOURCE_ID,
+    build_run,
+    grading_identity,
+    make_row,
+    publish,
+    sync_rows,
+)
+
+pytestmark = pytest.mark.django_db
+
+ODD_STRINGS = [
+    "\ud800", "k\udfffz", "\x00", "a\nb", "", " ", "é 😀", "x" * 300, "javascript:alert(1)",
+    "0" * 64, "small",
+]  # fmt: skip
+# Odd values of the same shape where a date-time or a run-relative path was.
+ODD_TIMES = [
+    "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+01:00", "9999-12-31T00:00:00Z",
+    "2025-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2025-03-03t12:00:00z",
+    "2025-03-03T12:00:00+24:00", "2025-03-03T12:00:00.1234567890Z",
+]  # fmt: skip
+ODD_PATHS = [
+    "x" * 300, "a/" * 200 + "b", "d/" + "x" * 256 + "/f.json", "../escape.json", "/etc/passwd",
+    "a\\b", ".", "publication/../../x", "difficulty", "difficulty.json/x", "a\x00b", "\udcff/x",
+    "\ud800.json", "run.json", "//x",
+]  # fmt: skip
+ODD_VALUES: list[Any] = [
+    2**70, -(2**70), -1, 0, 1.5, float("inf"), True, False, None, [], {}, {"k\udc00": 1},
+    ["\ud83d"], [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]],
+    {"\x00": 1}, [None, {}], {"path": "\ud800"},
+]  # fmt: skip
+ODD_KEYS = ["k\ud800", "\x00", "\n", "", "x" * 300, "id"]
+TIME_LIKE = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]")
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+# --- mutation of a JSON document -----------------------------------------------------------------
+
+
+def places(value: Any, found: list[tuple[Any, Any]]) -> list[tuple[Any, Any]]:
+    """Every (container, key or index) of a document, containers and scalars alike."""
+    items = value.items() if isinstance(value, dict) else enumerate(value)
+    for key, item in items:
+        found.append((value, key))
+        if isinstance(item, (dict, list)):
+            places(item, found)
+    return found
+
+
+def odd_value(generator: random.Random, current: Any) -> Any:
+    """An odd value, more often one of the same shape (an odd date-time where a date-time was, an
+    odd path where a path was), so formats, enumerations and paths meet odd text, not only the
+    type check."""
+    if isinstance(current, str) and generator.random() < 0.8:
+        if TIME_LIKE.match(current):
+            return generator.choice(ODD_TIMES)
+        if "/" in current or current.endswith((".json", ".jsonl", ".txt")):
+            return generator.choice(ODD_PATHS)
+        return generator.choice(ODD_STRINGS)
+    return copy.deepcopy(generator.choice([*ODD_VALUES, *ODD_STRINGS, *ODD_PATHS, *ODD_TIMES]))
+
+
+def mutate(document: Any, generator: random.Random) -> None:
+    for _ in range(generator.randint(1, 2)):
+        found = places(document, [])
+        if generator.random() < 0.5:  # strings hold the formats, enumerations and paths
+            found = [place for place in found if isinstance(place[0][place[1]], str)] or found
+        container, key = generator.choice(found)
+        step = generator.random()
+        if step < 0.7:
+            container[key] = odd_value(generator, container[key])
+        elif step < 0.85 and isinstance(container, dict):
+            container[generator.choice(ODD_KEYS)] = container.pop(key)
+        elif step < 0.9 and isinstance(container, dict):
+            container[generator.choice(ODD_KEYS)] = odd_value(generator, None)
+        else:
+            del container[key]
+
+
+def json_bytes(document: Any) -> bytes:
+    """The document as JSON with its odd values written as escapes; infinity as ``1e999``."""
+    return json.dumps(document, indent=1).replace("Infinity", "1e999").encode("ascii")
+
+
+def corrupt_bytes(data: bytes, generator: random.Random) -> bytes:
+    changed = bytearray(data)
+    odd = [b"{", b"}", b"]", b",", b'"', b"\\ud800", b"\\u0000", b"\xff", b"\xc3", b"1e999",
+           b"NaN", b"-", b"\n"]  # fmt: skip
+    for _ in range(generator.randint(1, 3)):
+        at = generator.randrange(len(changed))
+        if generator.random() < 0.5:
+            del changed[at : at + generator.randint(1, 4)]
+        else:
+            changed[at:at] = generator.choice(odd)
+    return bytes(changed)
+
+
+# --- what every outcome must be ------------------------------------------------------------------
+
+
+def refused_or_accepted(
+    publish_once: Callable[[], Any], refusal: type[Exception], replay: str
+) -> str | None:
+    """Run one intake in a savepoint that is always rolled back (each case starts from the same
+    tables); returns the refusal message, None when accepted. A refusal must leave every table
+    as it was and carry a message UTF-8 can encode."""
+    before = fingerprint()
+    message = None
+    try:
+        with transaction.atomic():
+            try:
+                publish_once()
+            except refusal as exc:
+                message = str(exc)
+                assert fingerprint() == before, f"a refusal wrote ({replay}): {message}"
+            raise _RolledBack
+    except _RolledBack:
+        pass
+    except Exception as exc:
+        raise AssertionError(f"not a refusal ({replay}): {type(exc).__name__}: {exc!r}") from exc
+    if message is not None:
+        message.encode("utf-8")
+    return message
+
+
+class _RolledBack(Exception):
+    pass
+
+
+# --- review collections --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def review_run(write_catalog, tmp_path) -> Path:
+    sync_rows(write_catalog, make_row(SOURCE_ID))
+    return build_run(tmp_path, "pristine")
+
+
+def test_odd_values_in_a_review_collection(review_run):
+    generator = random.Random(1)
+    path = review_run / "quality-reviews.json"
+    original = json.loads(path.read_bytes())
+    for case in range(200):
+        collection = copy.deepcopy(original)
+        mutate(collection, generator)
+        path.write_bytes(json_bytes(collection))
+        refused_or_accepted(lambda: publish(review_run), PublicationRejected, f"case {case}")
+
+
+def test_corrupted_review_collection_bytes(review_run):
+    generator = random.Random(5)
+    path = review_run / "quality-reviews.json"
+    original = path.read_bytes()
+    for case in range(80):
+        path.write_bytes(corrupt_bytes(original, generator))
+        refused_or_accepted(lambda: publish(review_run), PublicationRejected, f"case {case}")
+
+
+def odd_name(generator: random.Random) -> bytes:
+    return generator.choice(
+        [b"\xff.json", b"a\xc3(.json", b"\xed\xa0\x80.json", b"new\nline.json", b"x" * 250,
+         b"caf\xc3\xa9.json", b" .json"]
+    )  # fmt: skip
+
+
+def odd_file_bytes(generator: random.Random) -> bytes:
+    return generator.choice(
+        [DEEP, b"{}", b"\xff\xfe", b'{"a": NaN}', b'{"\\ud800": 1}', b"\x00", b"",
+         b'{"grading": ' + DEEP + b"}", b'{"grading": {"source_id": "\\ud800"}}']
+    )  # fmt: skip
+
+
+def test_odd_files_in_a_review_run(write_catalog, tmp_path):
+    """Files the publisher reads or archives beside the collection: run.json (read for a native
+    run's grading identity), dataset-revision attestations (read when the revisions differ),
+    publication/ and execution files with odd names and contents."""
+    generator = random.Random(11)
+    sync_rows(
+        write_catalog,
+        make_row(SOURCE_ID, grading_revision=GRADING_REVISION),
+        make_row("MarinSkyRL:moved", dataset_revision="e" * 40),
+    )
+    pristine = {
+        SOURCE_ID: build_run(tmp_path, "graded", grading=grading_identity()),
+        "MarinSkyRL:moved": build_run(tmp_path, "moved", source_id="MarinSkyRL:moved"),
+    }
+    for case in range(40):
+        atlas_id = generator.choice(sorted(pristine))
+        run_dir = tmp_path / f"case-{case}"
+        shutil.copytree(pristine[atlas_id], run_dir)
+        for _ in range(generator.randint(1, 3)):
+            folder = generator.choice(
+                [b"publication", b"tasks/0001/execution-001",
+                 b"tasks/0001/execution-001/solver/turn-\xff"]
+            )  # fmt: skip
+            choice = generator.random()
+            if choice < 0.3:
+                name = b"run.json"
+                folder = b""
+            elif choice < 0.55:
+                name = b"dataset-revision-attestation-" + b"e" * 40 + b".json"
+                folder = b"publication"
+            elif choice < 0.8:
+                name = odd_name(generator)
+            else:
+                name = generator.choice([b"input.json", b"response.json", b"attempt.json"])
+            target = os.path.join(os.fsencode(run_dir), folder, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(odd_file_bytes(generator))
+        refused_or_accepted(
+            lambda run_dir=run_dir, atlas_id=atlas_id: publish(run_dir, atlas_id=atlas_id),
+            PublicationRejected,
+            f"case {case}",
+        )
+        shutil.rmtree(run_dir)
+
+
+# --- difficulty reports --------------------------------------------------------------------------
+
+
+@pytest.fixture
+def difficulty_run(tmp_path) -> Path:
+    make_difficulty_source()
+    run_dir = tmp_path / "difficulty-run"
+    run_dir.mkdir()
+    write_example_difficulty(run_dir=run_dir, atlas_id=DIFFICULTY_ID, source_revision=None)
+    return run_dir
+
+
+def publish_difficulty(run_dir: Path) -> Callable[[], Any]:
+    return lambda: publish_difficulty_run(run_dir=run_dir, atlas_id=DIFFICULTY_ID)
+
+
+def test_odd_values_in_a_difficulty_report(difficulty_run):
+    generator = random.Random(23)
+    path = difficulty_run / "difficulty.json"
+    original = json.loads(path.read_bytes())
+    for case in range(150):
+        report = copy.deepcopy(original)
+        mutate(report, generator)
+        path.write_bytes(json_bytes(report))
+        refused_or_accepted(
+            publish_difficulty(difficulty_run), DifficultyPublicationError, f"case {case}"
+        )
+
+
+def test_corrupted_difficulty_report_bytes(difficulty_run):
+    generator = random.Random(8)
+    path = difficulty_run / "difficulty.json"
+    original = path.read_bytes()
+    for case in range(100):
+        path.write_bytes(corrupt_bytes(original, generator))
+        refused_or_accepted(
+            publish_difficulty(difficulty_run), DifficultyPublicationError, f"case {case}"
+        )
+
+
+def attestation(generator: random.Random) -> bytes:
+    """An execution-implementation attestation, differing or matching, with odd values."""
+    matching = generator.random() < 0.5
+    document: dict[str, Any] = {
+        "schema_version": 1,
+        "original": {"definitions_sha256": "a" * 64},
+        "executed": {"definitions_sha256": "a" * 64 if matching else "b" * 64},
+        "definitions": [{"name": "f", "original_sha256": "c", "executed_sha256": "c"}],
+        "matching": matching,
+        "changed_code_validation": [
+            {"path": "difficulty/context.json"},
+            {"url": "https://example.org/validation", "path": "difficulty/context.json"},
+        ],
+    }
+    mutate(document, generator)
+    return json_bytes(document) if generator.random() < 0.9 else DEEP
+
+
+def test_odd_attestations_and_files_in_a_difficulty_run(difficulty_run, tmp_path):
+    generator = random.Random(17)
+    for case in range(60):
+        run_dir = tmp_path / f"case-{case}"
+        shutil.copytree(difficulty_run, run_dir)
+        if generator.random() < 0.6:
+            (run_dir / "publication-execution-implementation-attestation.json").write_bytes(
+                attestation(generator)
+            )
+        if generator.random() < 0.5:
+            folder = generator.choice([b"difficulty", b"difficulty/\xff", b"difficulty/history"])
+            target = os.path.join(os.fsencode(run_dir), folder, odd_name(generator))
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(odd_file_bytes(generator))
+        refused_or_accepted(publish_difficulty(run_dir), DifficultyPublicationError, f"case {case}")
+        shutil.rmtree(run_dir)
+
+
+# --- uploads through the API ---------------------------------------------------------------------
+
+
+def tar_of(run_dir: Path, extra: list[tuple[str, bytes]]) -> io.BytesIO:
+    """The run as a .tar.gz; ``extra`` members are named with surrogate escapes for raw bytes."""
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w:gz", format=tarfile.GNU_FORMAT) as bundle:
+        for path in sorted(run_dir.rglob("*")):
+            if path.is_file():
+                bundle.add(path, arcname=path.relative_to(run_dir).as_posix())
+        for name, data in extra:
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            bundle.addfile(info, io.BytesIO(data))
+    buffer.seek(0)
+    buffer.name = "run.tar.gz"
+    return buffer
+
+
+def test_odd_member_names_in_uploads(review_run, difficulty_run):
+    """A member name that is not UTF-8 (or is unsafe, or both) fails the job with a message the
+    job row can store, or is left out; the job's state is always readable."""
+    from tests.reviews.test_api_publications import URL, client_for
+
+    generator = random.Random(3)
+    publisher = client_for(permitted=True)
+    names = ["publication/\udcff.json", "tasks/0001/execution-001/\udcc3(.json",
+             "../\udcff", "/\udcff", "publication/x\udcff/../../../y", "difficulty/\udcff.json",
+             "publication/\udced\udca0\udc80.json"]  # fmt: skip
+    for case in range(12):
+        kind = generator.choice(["review", "difficulty"])
+        run_dir, atlas_id = (
+            (review_run, SOURCE_ID) if kind == "review" else (difficulty_run, DIFFICULTY_ID)
+        )
+        extra = [(generator.choice(names), odd_file_bytes(generator)[:64])]
+        before = fingerprint(skip=("review_publications",))
+        with TestCase.captureOnCommitCallbacks(execute=True):
+            response = publisher.post(
+                URL,
+                {"atlas_id": atlas_id, "type": kind, "archive": tar_of(run_dir, extra)},
+                format="multipart",
+            )
+        assert response.status_code == 202, (case, response.content)
+        state = publisher.get(response.json()["url"])
+        assert state.status_code == 200, (case, state.content)
+        body = state.json()
+        replay = f"case {case}: {extra[0][0]!r}"
+        assert body["status"] in {"published", "failed"}, replay
+        if body["status"] == "failed":
+            assert not body["error"].startswith("Publication import failed"), replay
+            assert fingerprint(skip=("review_publications",)) == before, replay
+        ReviewPublication.objects.all().delete()
+
+
+# --- the inputs these found, replayed exactly ----------------------------------------------------
+
+
+def test_a_judgment_time_beyond_the_calendar_in_utc(review_run):
+    collection = json.loads((review_run / "quality-reviews.json").read_bytes())
+    collection["reviews"][0]["reviewed_at"] = "9999-12-31T23:59:59-23:59"
+    (review_run / "quality-reviews.json").write_bytes(json_bytes(collection))
+    message = refused_or_accepted(lambda: publish(review_run), PublicationRejected, "time")
+    assert message == (
+        "Review collection does not match quality-review.schema.json at /reviews/0/reviewed_at: "
+        "'9999-12-31T23:59:59-23:59' is not a 'date-time'"
+    )
+
+
+def test_a_review_run_file_named_with_bytes_that_are_not_utf8(review_run):
+    (review_run / "publication").mkdir(exist_ok=True)
+    with open(os.path.join(os.fsencode(review_run), b"publication", b"\xff.json"), "wb") as file:
+        file.write(b"{}")
+    # Published with the file left out, as an uncited file that is not text would be.
+    review_id = publish(review_run)["review_id"]
+    paths = ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True)
+    assert "quality-reviews.json" in paths and not any("\udcff" in path for path in paths)
+
+
+@pytest.mark.parametrize("folder", ["graded", "moved"])
+def test_run_files_nested_too_deeply(write_catalog, tmp_path, folder):
+    sync_rows(
+        write_catalog,
+        make_row(SOURCE_ID, grading_revision=GRADING_REVISION),
+        make_row("MarinSkyRL:moved", dataset_revision="e" * 40),
+    )
+    if folder == "graded":
+        run_dir, atlas_id = build_run(tmp_path, grading=grading_identity()), SOURCE_ID
+        (run_dir / "run.json").write_bytes(DEEP)
+        expected = "Native review lacks its source-specific executed grading identity"
+    else:
+        run_dir, atlas_id = build_run(tmp_path, source_id="MarinSkyRL:moved"), "MarinSkyRL:moved"
+        name = f"dataset-revision-attestation-{'e' * 40}.json"
+        (run_dir / "publication").mkdir(exist_ok=True)
+        (run_dir / "publication" / name).write_bytes(DEEP)
+        expected = (
+            "Dataset revision attestation does not bridge the reviewed and current data revisions"
+        )
+    message = refused_or_accepted(
+        lambda: publish(run_dir, atlas_id=atlas_id), PublicationRejected, ""
+    )
+    assert message == expected
+
+
+def test_a_difficulty_path_too_long_to_name(difficulty_run):
+    path = difficulty_run / "difficulty.json"
+    report = json.loads(path.read_bytes())
+    report["protocol"].setdefault("artifacts", []).append({"path": "x" * 300})
+    report["models"][0]["task_outcomes"][0]["execution_path"] = "y" * 300
+    path.write_bytes(json_bytes(report))
+    message = refused_or_accepted(
+        publish_difficulty(difficulty_run), DifficultyPublicationError, ""
+    )
+    assert message == f"Difficulty evidence missing: {'y' * 300}"
+
+
+@pytest.mark.parametrize(
+    ("validation", "message"),
+    [
+        ({"path": "a\x00b"}, "Execution implementation differs from the original run; "
+         "publish validation of the changed execution code"),
+        ({"path": "\ud800"}, "Execution implementation differs from the original run; "
+         "publish validation of the changed execution code"),
+        ({"path": "x" * 300}, "Execution implementation differs from the original run; "
+         "publish validation of the changed execution code"),
+        ({"url": "https://example.org/v", "path": "\ud800"}, None),
+        ({"url": "https://example.org/v", "path": "x" * 300}, None),
+        (None, "Execution implementation attestation is inconsistent"),
+    ],
+    ids=["nul", "lone-surrogate", "too-long", "url-and-surrogate", "url-and-too-long", "deep"],
+)  # fmt: skip
+def test_difficulty_attestation_paths_the_system_cannot_name(difficulty_run, validation, message):
+    document = {
+        "schema_version": 1,
+        "original": {"definitions_sha256": "a" * 64},
+        "executed": {"definitions_sha256": "b" * 64},
+        "definitions": [],
+        "matching": False,
+        "changed_code_validation": [validation],
+    }
+    target = difficulty_run / "publication-execution-implementation-attestation.json"
+    target.write_bytes(DEEP if validation is None else json_bytes(document))
+    outcome = refused_or_accepted(
+        publish_difficulty(difficulty_run), DifficultyPublicationError, ""
+    )
+    assert outcome == message
+
+
+def test_a_difficulty_file_named_with_bytes_that_are_not_utf8(difficulty_run):
+    with open(os.path.join(os.fsencode(difficulty_run), b"difficulty", b"\xff.json"), "wb") as file:
+        file.write(b"{}")
+    review_id = publish_difficulty(difficulty_run)()["review_id"]
+    paths = ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True)
+    assert "difficulty.json" in paths and not any("\udcff" in path for path in paths)
