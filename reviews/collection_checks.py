@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from atlas.json_schemas import SchemaValidator
+from atlas.json_values import printable
 from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
@@ -36,7 +37,9 @@ def shipped_validator() -> SchemaValidator:
 
 
 def json_pointer(parts: Any) -> str:
-    escaped = [str(part).replace("~", "~0").replace("/", "~1") for part in parts]
+    """The RFC 6901 pointer of a path, each key ``printable`` (a message must be storable and
+    shown: a model's answer may hold a lone surrogate in a key)."""
+    escaped = [printable(str(part)).replace("~", "~0").replace("/", "~1") for part in parts]
     return "/" + "/".join(escaped) if escaped else "/"
 
 
@@ -95,6 +98,10 @@ class CitedFile:
     sha256: str
 
 
+def _mismatch(snapshot_path: str) -> CollectionRejected:
+    return CollectionRejected(f"Review evidence path/hash mismatch: {printable(snapshot_path)}")
+
+
 def check_evidence_files(
     *, files_in_run: RunDirectory, collection: dict[str, Any], limit: int
 ) -> dict[str, CitedFile]:
@@ -104,7 +111,7 @@ def check_evidence_files(
         snapshot_path = evidence["snapshot_path"]
         relative = normalized_relative(snapshot_path)
         if relative is None:
-            raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
+            raise _mismatch(snapshot_path)
         file = cited.get(relative)
         if file is None:
             # Bounded like every artifact: a huge cited file is refused, not read into memory.
@@ -112,7 +119,7 @@ def check_evidence_files(
             if data is not None:
                 file = CitedFile(data=data, sha256=hashlib.sha256(data).hexdigest())
         if file is None or file.sha256 != evidence["sha256"]:
-            raise CollectionRejected(f"Review evidence path/hash mismatch: {snapshot_path}")
+            raise _mismatch(snapshot_path)
         cited[relative] = file
     return cited
 

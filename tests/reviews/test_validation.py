@@ -388,3 +388,21 @@ def test_globbed_files_linking_outside_are_not_archived(source, tmp_path):
     )
     assert "tasks/0001/execution-001/verifier.stdout" not in paths
     assert "tasks/0002/execution-001/verifier.stdout" in paths
+
+
+@pytest.mark.parametrize(("bad_path", "shown"), [("a\nb.json", "a\\nb.json"), ("a\tb", "a\\tb")])
+def test_a_cited_path_no_message_could_print_is_named_escaped(source, tmp_path, bad_path, shown):
+    run_dir = build_run(tmp_path)
+
+    def cite(collection):
+        collection["reviews"][0]["evidence"][0].update(snapshot_path=bad_path)
+
+    rewrite_collection(run_dir, cite)
+    refuse(run_dir, f"Review evidence path/hash mismatch: {shown}")
+
+
+def test_a_json_pointer_names_a_key_no_message_could_print_escaped():
+    from reviews.collection_checks import json_pointer
+
+    assert json_pointer(["a/b", "k~\ud800", 0]) == "/a~1b/k~0\\ud800/0"
+    assert json_pointer([]) == "/"
