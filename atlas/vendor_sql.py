@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from django.db import migrations
+
 
 def run_by_vendor(
     statements_by_vendor: dict[str, Sequence[str]], *, what: str
@@ -18,3 +20,13 @@ def run_by_vendor(
             schema_editor.execute(statement)
 
     return apply
+
+
+def vendor_step(
+    *,
+    install: dict[str, Sequence[str]],
+    remove: dict[str, Sequence[str]],
+    what: str,
+) -> migrations.RunPython:
+    """A reversible migration step: ``install`` forwards, ``remove`` backwards, each by vendor."""
+    return migrations.RunPython(run_by_vendor(install, what=what), run_by_vendor(remove, what=what))

@@ -5,7 +5,7 @@ before and stores their digests."""
 
 from django.db import migrations, models
 
-from atlas.vendor_sql import run_by_vendor
+from atlas.vendor_sql import vendor_step
 
 POSTGRES_INSTALL = [
     """
@@ -55,14 +55,9 @@ class Migration(migrations.Migration):
             name="payload_digest",
             field=models.CharField(blank=True, editable=False, max_length=64, null=True),
         ),
-        migrations.RunPython(
-            run_by_vendor(
-                {"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
-                what="payload digest triggers",
-            ),
-            run_by_vendor(
-                {"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
-                what="payload digest triggers",
-            ),
+        vendor_step(
+            install={"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
+            remove={"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
+            what="payload digest triggers",
         ),
     ]

@@ -10,7 +10,7 @@ database, has no transition tables: a row-level check of inserted and updated hi
 import django.db.models.deletion
 from django.db import migrations, models
 
-from atlas.vendor_sql import run_by_vendor
+from atlas.vendor_sql import vendor_step
 
 _MISSING = "catalog history names a source that does not exist"
 _KEPT = "a source with a catalog history is never deleted; retire it instead"
@@ -89,14 +89,9 @@ class Migration(migrations.Migration):
                 to="atlas.source",
             ),
         ),
-        migrations.RunPython(
-            run_by_vendor(
-                {"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
-                what="history reference triggers",
-            ),
-            run_by_vendor(
-                {"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
-                what="history reference triggers",
-            ),
+        vendor_step(
+            install={"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
+            remove={"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
+            what="history reference triggers",
         ),
     ]

@@ -164,6 +164,30 @@ class _RolledBack(Exception):
     pass
 
 
+def odd_values_in(
+    path: Path, *, seed: int, cases: int, publish_once: Callable[[], Any], refusal: type[Exception]
+) -> None:
+    """``cases`` seeded value mutations of the JSON document at ``path``, each published once."""
+    generator = random.Random(seed)
+    original = json.loads(path.read_bytes())
+    for case in range(cases):
+        document = copy.deepcopy(original)
+        mutate(document, generator)
+        path.write_bytes(json_bytes(document))
+        refused_or_accepted(publish_once, refusal, f"case {case}")
+
+
+def corrupted_bytes_of(
+    path: Path, *, seed: int, cases: int, publish_once: Callable[[], Any], refusal: type[Exception]
+) -> None:
+    """``cases`` seeded byte corruptions of the file at ``path``, each published once."""
+    generator = random.Random(seed)
+    original = path.read_bytes()
+    for case in range(cases):
+        path.write_bytes(corrupt_bytes(original, generator))
+        refused_or_accepted(publish_once, refusal, f"case {case}")
+
+
 # --- review collections --------------------------------------------------------------------------
 
 
@@ -174,23 +198,23 @@ def review_run(write_catalog, tmp_path) -> Path:
 
 
 def test_odd_values_in_a_review_collection(review_run):
-    generator = random.Random(1)
-    path = review_run / "quality-reviews.json"
-    original = json.loads(path.read_bytes())
-    for case in range(200):
-        collection = copy.deepcopy(original)
-        mutate(collection, generator)
-        path.write_bytes(json_bytes(collection))
-        refused_or_accepted(lambda: publish(review_run), PublicationRejected, f"case {case}")
+    odd_values_in(
+        review_run / "quality-reviews.json",
+        seed=1,
+        cases=200,
+        publish_once=lambda: publish(review_run),
+        refusal=PublicationRejected,
+    )
 
 
 def test_corrupted_review_collection_bytes(review_run):
-    generator = random.Random(5)
-    path = review_run / "quality-reviews.json"
-    original = path.read_bytes()
-    for case in range(80):
-        path.write_bytes(corrupt_bytes(original, generator))
-        refused_or_accepted(lambda: publish(review_run), PublicationRejected, f"case {case}")
+    corrupted_bytes_of(
+        review_run / "quality-reviews.json",
+        seed=5,
+        cases=80,
+        publish_once=lambda: publish(review_run),
+        refusal=PublicationRejected,
+    )
 
 
 def odd_name(generator: random.Random) -> bytes:
@@ -270,27 +294,23 @@ def publish_difficulty(run_dir: Path) -> Callable[[], Any]:
 
 
 def test_odd_values_in_a_difficulty_report(difficulty_run):
-    generator = random.Random(23)
-    path = difficulty_run / "difficulty.json"
-    original = json.loads(path.read_bytes())
-    for case in range(150):
-        report = copy.deepcopy(original)
-        mutate(report, generator)
-        path.write_bytes(json_bytes(report))
-        refused_or_accepted(
-            publish_difficulty(difficulty_run), DifficultyPublicationError, f"case {case}"
-        )
+    odd_values_in(
+        difficulty_run / "difficulty.json",
+        seed=23,
+        cases=150,
+        publish_once=publish_difficulty(difficulty_run),
+        refusal=DifficultyPublicationError,
+    )
 
 
 def test_corrupted_difficulty_report_bytes(difficulty_run):
-    generator = random.Random(8)
-    path = difficulty_run / "difficulty.json"
-    original = path.read_bytes()
-    for case in range(100):
-        path.write_bytes(corrupt_bytes(original, generator))
-        refused_or_accepted(
-            publish_difficulty(difficulty_run), DifficultyPublicationError, f"case {case}"
-        )
+    corrupted_bytes_of(
+        difficulty_run / "difficulty.json",
+        seed=8,
+        cases=100,
+        publish_once=publish_difficulty(difficulty_run),
+        refusal=DifficultyPublicationError,
+    )
 
 
 def attestation(generator: random.Random) -> bytes:
