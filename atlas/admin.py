@@ -215,11 +215,14 @@ class RefreshRunAdmin(ReadOnlyAdmin):
 
 @admin.register(SourceChange)
 class SourceChangeAdmin(ReadOnlyAdmin):
-    list_display = ["run", "source", "kind", "origin", "display_name"]
+    list_display = ["at", "run", "source", "kind", "actor", "origin", "display_name"]
     list_filter = ["kind", "origin"]
-    search_fields = ["source__id", "display_name"]
+    search_fields = ["source__id", "display_name", "actor", "review_id", "issue_url"]
     raw_id_fields = ["run", "source"]
-    readonly_fields = ["run", "source", "kind", "origin", "display_name", "fields"]
+    readonly_fields = [
+        "at", "run", "source", "kind", "origin", "display_name", "fields", "actor", "review_id",
+        "issue_url", "note",
+    ]  # fmt: skip
 
     def get_queryset(self, request):
         return super().get_queryset(request).select_related("run").defer("source__payload")

@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas import json_values, labels
+from atlas import json_values, labels, timestamps
 from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
@@ -534,9 +534,12 @@ class RefreshView(APIView):
 # -- catalog history ---------------------------------------------------------------------------
 class SourceChangeSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    run = serializers.IntegerField(help_text="The sync run (one catalog revision) that did it.")
+    run = serializers.IntegerField(
+        allow_null=True,
+        help_text="The sync run (one catalog revision) that did it; null for a curator's action.",
+    )
     catalog_revision = serializers.CharField(allow_null=True)
-    at = serializers.DateTimeField(help_text="When the sync started.")
+    at = serializers.DateTimeField(help_text="When it happened (a sync's entries: its start).")
     source_id = serializers.CharField()
     source_url = serializers.URLField(help_text="The source in the API.")
     source_page_url = serializers.URLField()
@@ -547,16 +550,29 @@ class SourceChangeSerializer(serializers.Serializer):
     # attributes, so it does not shadow Serializer.fields.
     fields = serializers.DictField(  # type: ignore[assignment]
         child=serializers.ListField(),
-        help_text="Changed payload fields: {name: [old, new]} (empty unless changed/returned).",
+        help_text=(
+            "What changed, {name: [old, new]}: payload fields of a sync's changed or returned "
+            "source; for a curator's action the displayed values it changed (quality, "
+            "difficulty, open_issues, review)."
+        ),
     )
+    actor = serializers.CharField(help_text='The curator\'s username ("" when not recorded).')
+    review_id = serializers.CharField(
+        allow_null=True, help_text="The review collection a curator's action concerns."
+    )
+    review_page_url = serializers.URLField(allow_null=True)
+    issue_url = serializers.CharField(
+        allow_null=True, help_text="The GitHub issue of a defect confirmation or resolution."
+    )
+    note = serializers.CharField()
 
     def to_representation(self, change: SourceChange) -> dict[str, Any]:
         request = self.context.get("request")
         return {
             "id": change.id,
             "run": change.run_id,
-            "catalog_revision": change.run.catalog_revision,
-            "at": change.run.started_at.isoformat().replace("+00:00", "Z"),
+            "catalog_revision": change.run.catalog_revision if change.run is not None else None,
+            "at": timestamps.format_utc(change.at),
             "source_id": change.source_id,
             "source_url": _absolute(
                 request, reverse("api-source", kwargs={"source_id": change.source_id})
@@ -568,11 +584,21 @@ class SourceChangeSerializer(serializers.Serializer):
             "display_name": change.display_name,
             "kind": change.kind,
             "fields": change.fields or {},
+            "actor": change.actor,
+            "review_id": change.review_id,
+            "review_page_url": _absolute(
+                request, labels.review_page_url(review_id=change.review_id)
+            )
+            if change.review_id
+            else None,
+            "issue_url": change.issue_url,
+            "note": change.note,
         }
 
 
 class ChangeListView(StrictQueryMixin, ListAPIView):
-    """What each sync changed, per source, newest first (the data of ``/changes/``)."""
+    """The catalog history, newest first (the data of ``/changes/``): what each sync changed, per
+    source, and each curator's action."""
 
     serializer_class = SourceChangeSerializer
     pagination_class = CatalogPagination
@@ -580,9 +606,7 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
 
     def get_queryset(self):
         query = self.request.query_params
-        changes = SourceChange.objects.select_related("run").order_by(
-            "-run__started_at", "-run_id", "source_id"
-        )
+        changes = SourceChange.objects.select_related("run").order_by("-at", "source_id", "-id")
         errors = {}
         if query.get("source"):
             changes = changes.filter(source_id=query["source"])
@@ -603,7 +627,7 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
         return changes
 
     @extend_schema(
-        summary="Catalog history: what each sync changed, per source",
+        summary="Catalog history: what each sync changed, per source, and curators' actions",
         parameters=[
             OpenApiParameter("source", str, description="One source ID."),
             OpenApiParameter(

@@ -1,5 +1,6 @@
-"""The view model of ``/changes/``: the catalog revisions that changed something, one revision with
-all its changes (``?run=``), or one source's whole history (``?source=``)."""
+"""The view model of ``/changes/``: the timeline of the catalog revisions that changed something and
+of curators' actions, one revision with all its changes (``?run=``), or one source's whole history
+(``?source=``)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ from atlas.change_log import (
     revision_entries,
     run_changes,
     source_history,
+    timeline,
+    timeline_count,
 )
 from atlas.pagination import page_window
 
@@ -70,13 +73,12 @@ def changes_context(*, query: Mapping[str, str]) -> dict[str, Any] | None:
             "lines": source_history(source_id=source_id, limit=1000),
             "feed_url": feed_url,
         }
-    revisions = changed_runs()
-    total = revisions.count()
-    window = page_window(matching=total, number=_number(query.get("page")), size=RUNS_PER_PAGE)
-    page = list(revisions[window.offset : window.offset + window.size])
+    window = page_window(
+        matching=timeline_count(), number=_number(query.get("page")), size=RUNS_PER_PAGE
+    )
     return {
         "mode": "revisions",
-        "entries": revision_entries(runs=page, per_run=CHANGES_PER_RUN),
+        "entries": timeline(offset=window.offset, size=window.size, per_run=CHANGES_PER_RUN),
         "per_run": CHANGES_PER_RUN,
         "window": window,
         "previous_url": f"{base}?page={window.number - 1}" if window.has_previous else None,

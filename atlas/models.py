@@ -5,7 +5,14 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from atlas.vocabularies import Applicability, ChangeKind, MeasurementStatus, Quality
+from atlas.vocabularies import (
+    CURATION_KINDS,
+    SYNC_CHANGE_KINDS,
+    Applicability,
+    ChangeKind,
+    MeasurementStatus,
+    Quality,
+)
 
 
 class Source(models.Model):
@@ -162,13 +169,19 @@ class RefreshRun(models.Model):
 
 
 class SourceChange(models.Model):
-    """What one sync changed for one source: added, retired, returned, or which payload fields
-    changed from what to what (``fields``: ``{name: [old, new]}``). Written by the sync in bulk;
-    the catalog history (``/changes/``, the source page, ``/api/changes/``, the feed) reads it."""
+    """One entry of the catalog history of one source. A sync's entries belong to its run:
+    added, retired, returned, or which payload fields changed from what to what (``fields``:
+    ``{name: [old, new]}``), written in bulk. A curator's action has no run: a review or
+    difficulty publication, a defect confirmation or resolution, with the display fields it
+    changed (``fields``), the review and issue it concerns and who did it. Both are written by
+    ``atlas.services.changes`` only; ``/changes/``, the source page, ``/api/changes/`` and the feed
+    read them."""
 
     Kind = ChangeKind
 
-    run = models.ForeignKey(RefreshRun, on_delete=models.PROTECT, related_name="changes")
+    run = models.ForeignKey(
+        RefreshRun, null=True, blank=True, on_delete=models.PROTECT, related_name="changes"
+    )
     # The reference is checked per statement by triggers (migration 0009), not by a row-level
     # foreign key: that one checked and locked each of a 100,000-source first sync's rows at
     # commit, a tenth of the sync. The triggers also refuse deleting a source with a history.
@@ -176,24 +189,43 @@ class SourceChange(models.Model):
         Source, on_delete=models.PROTECT, related_name="changes", db_constraint=False
     )
     kind = models.TextField(choices=ChangeKind.choices)
+    # When it happened: the run's start for a sync's entries.
+    at = models.DateTimeField()
     origin = models.TextField()
     display_name = models.TextField(default="")
     fields = models.JSONField(default=dict, blank=True)
+    # A curator's action: who (the username, "" when unknown, e.g. a command), the review
+    # collection and the GitHub issue it concerns, and a sentence of context.
+    # Database defaults: the sync's COPY writes only the columns of a sync's entry.
+    actor = models.TextField(db_default="", blank=True)
+    review_id = models.TextField(null=True, blank=True)
+    issue_url = models.TextField(null=True, blank=True)
+    note = models.TextField(db_default="", blank=True)
 
     class Meta:
         db_table = "catalog_source_changes"
-        ordering = ["-run_id", "source_id"]
+        ordering = ["-at", "-id"]
         constraints = [
             models.CheckConstraint(
                 condition=Q(kind__in=ChangeKind.values), name="catalog_source_changes_kind_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(run__isnull=False, kind__in=SYNC_CHANGE_KINDS)
+                | Q(run__isnull=True, kind__in=CURATION_KINDS),
+                name="catalog_source_changes_run_iff_sync",
             ),
             models.UniqueConstraint(
                 fields=["run", "source"], name="catalog_source_changes_one_per_run"
             ),
         ]
         indexes = [
-            models.Index(fields=["source", "run"], name="catalog_changes_source"),
+            models.Index(fields=["source", "at"], name="catalog_changes_source_at"),
+            models.Index(
+                fields=["at"], name="catalog_changes_curation_at", condition=Q(run__isnull=True)
+            ),
         ]
 
     def __str__(self) -> str:
+        if self.run_id is None:
+            return f"{self.source_id} {self.kind} ({self.at:%Y-%m-%d %H:%M})"
         return f"{self.source_id} {self.kind} (run {self.run_id})"

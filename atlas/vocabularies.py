@@ -56,12 +56,27 @@ class GradingTracking(models.TextChoices):
 
 
 class ChangeKind(models.TextChoices):
-    """What a sync did to one source (the catalog history)."""
+    """What happened to one source (the catalog history): what a sync did to it, or what a
+    curator did (the curation kinds, recorded by ``atlas.services.changes.record_curation``)."""
 
     ADDED = "added", "Added"
     RETIRED = "retired", "Retired"
     RETURNED = "returned", "Returned"
     CHANGED = "changed", "Changed"
+    REVIEW_PUBLISHED = "review_published", "Review published"
+    DEFECT_CONFIRMED = "defect_confirmed", "Defect confirmed"
+    DEFECT_RESOLVED = "defect_resolved", "Defect resolved"
+    DIFFICULTY_PUBLISHED = "difficulty_published", "Difficulty published"
+
+
+# What a sync records (a row of a sync run) and what a curator's action records (no run).
+SYNC_CHANGE_KINDS = (ChangeKind.ADDED, ChangeKind.RETIRED, ChangeKind.RETURNED, ChangeKind.CHANGED)
+CURATION_KINDS = (
+    ChangeKind.REVIEW_PUBLISHED,
+    ChangeKind.DEFECT_CONFIRMED,
+    ChangeKind.DEFECT_RESOLVED,
+    ChangeKind.DIFFICULTY_PUBLISHED,
+)
 
 
 # An unclassified source stores "" for its type and interaction.

@@ -13,7 +13,9 @@ from django.db import transaction
 
 from atlas import json_values, timestamps
 from atlas.models import Source
+from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
+from atlas.vocabularies import ChangeKind
 from difficulty.attestation import (
     ATTESTATION_PATH,
     AttestationError,
@@ -58,7 +60,7 @@ class DifficultyPublicationError(Exception):
 
 def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) -> dict[str, Any]:
     """Validate the whole run directory, then write in one transaction; returns the result.
-    ``user`` is accepted for callers that record who published; artifacts carry no author."""
+    ``user`` is who published (the catalog history records it); artifacts carry no author."""
     run_dir = Path(run_dir)
     report_text = _read_report(run_dir=run_dir)
     report = _checked_report(text=report_text, atlas_id=atlas_id)
@@ -69,12 +71,25 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
         review = _checked_source(source=source, report=report)
         evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
         _check_existing(review=review, evidence=evidence)
+        before = curation_state(source_id=source.id)
+        republished = ReviewArtifact.objects.filter(
+            review=review, path=REPORT_PATH, sha256=evidence[0].sha256
+        ).exists()
         archived = _archive_previous_report(review=review, new_sha256=evidence[0].sha256)
         _store(review=review, evidence=evidence)
         classification = classify_report(report=report)
         text = build_summary(report=report, classification=classification)["text"]
         Source.objects.filter(id=source.id).update(difficulty=text)
         refresh_display_state(source_ids=[source.id])
+        record_curation(
+            kind=ChangeKind.DIFFICULTY_PUBLISHED,
+            source_id=source.id,
+            before=before,
+            user=user,
+            review_id=review.id,
+            note=text,
+            only_if_changed=republished,
+        )
     result = {
         "atlas_id": atlas_id,
         "review_id": review.id,

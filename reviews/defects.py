@@ -17,7 +17,9 @@ from django.utils import timezone
 from atlas.contributions import CuratedEditRefused
 from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
+from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
+from atlas.vocabularies import ChangeKind, Quality
 from reviews.defect_invariant import defect_writer
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.vocabularies import ReviewKind
@@ -98,6 +100,7 @@ def confirm_verifier_issue(
         source, review = validate_confirmation(
             source_id=source_id, issue_url=issue_url, review_id=review_id
         )
+        before = curation_state(source_id=source.id)
         now = timezone.now()
         issue = VerifierIssue.objects.create(
             source=source,
@@ -112,6 +115,15 @@ def confirm_verifier_issue(
             quality=capped_for_open_defect(source.quality), difficulty=None
         )
         refresh_display_state(source_ids=[source.id])
+        record_curation(
+            kind=ChangeKind.DEFECT_CONFIRMED,
+            source_id=source.id,
+            before=before,
+            user=user,
+            review_id=review.id,
+            issue_url=issue_url,
+            note="Capped at Some issues and difficulty withheld until a validated fix",
+        )
     return issue
 
 
@@ -168,13 +180,33 @@ def resolve_verifier_issue(
         Source.objects.select_for_update().filter(id=issue.source_id).first()
         issue = VerifierIssue.objects.select_for_update().get(pk=issue.pk)
         review = validate_resolution(issue=issue, resolution_review_id=resolution_review_id)
+        before = curation_state(source_id=issue.source_id)
         issue.status = VerifierIssue.Status.RESOLVED
         issue.resolution_review = review
         issue.updated_at = timezone.now()
         issue.resolved_by = user if getattr(user, "pk", None) else None
         issue.save(update_fields=["status", "resolution_review", "updated_at", "resolved_by"])
         refresh_display_state(source_ids=[issue.source_id])
+        record_curation(
+            kind=ChangeKind.DEFECT_RESOLVED,
+            source_id=issue.source_id,
+            before=before,
+            user=user,
+            review_id=review.id,
+            issue_url=issue.issue_url,
+            note=_resolution_note(source_id=issue.source_id),
+        )
     return issue
+
+
+def _resolution_note(*, source_id: str) -> str:
+    """What the history says is left to do: resolution never restores a rating by itself."""
+    if has_open_defect(source_id=source_id):
+        return "Other verifier defects of the source remain open"
+    quality = Source.objects.filter(id=source_id).values_list("effective_quality", flat=True)
+    if quality.first() == Quality.GOOD:
+        return ""
+    return "Good returns only with a new rating publication (e.g. the resolution review again)"
 
 
 def _is_verified_native_run(review: dict[str, Any], artifact_paths: set[str]) -> bool:

@@ -18,7 +18,9 @@ from atlas import timestamps
 from atlas.display_state import capped_for_open_defect
 from atlas.gc_pause import collector_paused
 from atlas.models import Source
+from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
+from atlas.vocabularies import ChangeKind
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.defects import has_open_defect
 from reviews.evidence_intake import store_new_artifacts
@@ -70,7 +72,8 @@ def publish_run_directory(
     # Thousands of evidence files make as many records: see atlas.gc_pause.
     with collector_paused(), transaction.atomic():
         run = validate_run_directory(run_dir=Path(run_dir), atlas_id=atlas_id)
-        review = _store_review(run, user)
+        before = curation_state(source_id=run.source.id)  # the source row is locked
+        review, stored = _store_review(run, user)
         _store_artifacts(review, run)
         source = run.source
         conflict = (
@@ -84,6 +87,16 @@ def publish_run_directory(
         if run.run_grading is not None:
             _bind_published_grading(source, run, user)
         refresh_display_state(source_ids=[source.id])
+        # The catalog history: a new collection, or a re-publication that changed what shows.
+        record_curation(
+            kind=ChangeKind.REVIEW_PUBLISHED,
+            source_id=source.id,
+            before=before,
+            user=user,
+            review_id=run.review_id,
+            note=_history_note(run, capped=capped, conflict=conflict),
+            only_if_changed=not stored,
+        )
         source.refresh_from_db()
         result = _result(
             run, source, capped=capped, rated=run.kind == ReviewKind.RATING and not conflict
@@ -95,8 +108,10 @@ def publish_run_directory(
     return result
 
 
-def _store_review(run: ValidatedRun, user: Any) -> Review:
-    review, _ = Review.objects.get_or_create(
+def _store_review(run: ValidatedRun, user: Any) -> tuple[Review, bool]:
+    """The collection's row and whether this publication stored it (an identical collection is
+    stored once)."""
+    review, created = Review.objects.get_or_create(
         id=run.review_id,
         defaults={
             "source": run.source,
@@ -110,7 +125,21 @@ def _store_review(run: ValidatedRun, user: Any) -> Review:
     if review.source_id != run.source.id:
         # The same bytes name one collection, stored once, in the pool of its first source.
         raise PublicationRejected(f"Review collection is already published for {review.source_id}")
-    return review
+    return review, created
+
+
+HISTORY_NOTES: dict[str, str] = {
+    ReviewKind.SUPPLEMENTAL: "Supplemental evidence in the review pool · no rating",
+    ReviewKind.IMPORTED: "Imported audit in the review pool · no rating",
+}
+
+
+def _history_note(run: ValidatedRun, *, capped: bool, conflict: bool) -> str:
+    if conflict:
+        return CONFLICT_MESSAGE
+    if capped:
+        return "The rating is capped at Some issues while verifier defects remain open"
+    return HISTORY_NOTES.get(run.kind, "")
 
 
 def _store_artifacts(review: Review, run: ValidatedRun) -> None:

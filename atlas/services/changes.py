@@ -1,21 +1,29 @@
-"""The catalog history written by every sync: per source, added, retired, returned, or which payload
-fields changed from what to what.
+"""The one writer of the catalog history (``catalog_source_changes``).
 
-The sync hands the recorder what it already holds for each batch (the stored rows it loaded, the
-incoming rows, the ids it retires); the recorder compares them in memory and writes every change
-of the run at the end in bulk (``COPY`` on PostgreSQL), so recording costs no query per source.
+Every sync records per source what it added, retired, brought back, or which payload fields changed
+from what to what: the sync hands the recorder what it already holds for each batch (the stored
+rows it loaded, the incoming rows, the ids it retires); the recorder compares them in memory and
+writes every change of the run at the end in bulk (``COPY`` on PostgreSQL), so recording costs no
+query per source.
+
+Every curator action records one entry too (``record_curation``): the upper apps' publication and
+defect services call it inside their own transaction, with the source's display state from
+before their write (``curation_state``), and the entry keeps which of the displayed values it
+changed — the rating, the difficulty, the open defects, the current review.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db import connection
+from django.utils import timezone
 
 from atlas.models import Source, SourceChange
-from atlas.vocabularies import ChangeKind
+from atlas.vocabularies import CURATION_KINDS, ChangeKind
 
 BATCH_SIZE = 1000
 # Fields recorded as "changed" without their values (large, and shown elsewhere in full).
@@ -64,17 +72,17 @@ class ChangeRecorder:
             "fields": fields,
         }
 
-    def save(self, *, run_id: int) -> int:
-        """Write the collected changes for the run; returns how many."""
+    def save(self, *, run_id: int, at: dt.datetime) -> int:
+        """Write the collected changes for the run that started ``at``; returns how many."""
         records = list(self.records.values())
         if not records:
             return 0
         _name_retired(records)
         if connection.vendor == "postgresql":
-            _copy(run_id, records)
+            _copy(run_id, at, records)
         else:
             SourceChange.objects.bulk_create(
-                [SourceChange(run_id=run_id, **record) for record in records],
+                [SourceChange(run_id=run_id, at=at, **record) for record in records],
                 batch_size=BATCH_SIZE,
             )
         return len(records)
@@ -101,14 +109,14 @@ def _name_retired(records: list[dict[str, Any]]) -> None:
             batch[source_id].update(origin=origin, display_name=name)
 
 
-def _copy(run_id: int, records: list[dict[str, Any]]) -> None:
+def _copy(run_id: int, at: dt.datetime, records: list[dict[str, Any]]) -> None:
     # orjson: the values come from validated rows (storable; a 100,000-row first sync spent a
     # second in the json module here).
     import orjson
     from psycopg import sql
     from psycopg.types.json import Jsonb
 
-    columns = ["run_id", "source_id", "kind", "origin", "display_name", "fields"]
+    columns = ["run_id", "at", "source_id", "kind", "origin", "display_name", "fields"]
     statement = sql.SQL("COPY {table} ({columns}) FROM STDIN").format(
         table=sql.Identifier(SourceChange._meta.db_table),
         columns=sql.SQL(", ").join(sql.Identifier(name) for name in columns),
@@ -118,6 +126,7 @@ def _copy(run_id: int, records: list[dict[str, Any]]) -> None:
             copy.write_row(
                 [
                     run_id,
+                    at,
                     record["source_id"],
                     record["kind"],
                     record["origin"],
@@ -125,3 +134,69 @@ def _copy(run_id: int, records: list[dict[str, Any]]) -> None:
                     Jsonb(record["fields"], dumps=orjson.dumps),
                 ]
             )
+
+
+# --- curator actions ---------------------------------------------------------------------------
+
+# The displayed values a curator's action can change, by the name the history records them under
+# (the catalog_sources display-state column each is read from).
+CURATED_DISPLAY = {
+    "quality": "effective_quality",
+    "difficulty": "difficulty_status",
+    "open_issues": "open_issue_count",
+    "review": "display_review_id",
+}
+
+
+def curation_state(*, source_id: str) -> dict[str, Any]:
+    """The displayed values of a source a curator's action may change (empty when unknown); read
+    it before the action writes, hand it to ``record_curation`` after."""
+    row = Source.objects.filter(id=source_id).values(*CURATED_DISPLAY.values()).first() or {}
+    return {name: row.get(column) for name, column in CURATED_DISPLAY.items()}
+
+
+def record_curation(
+    *,
+    kind: str,
+    source_id: str,
+    before: Mapping[str, Any],
+    user: Any = None,
+    review_id: str | None = None,
+    issue_url: str | None = None,
+    note: str = "",
+    only_if_changed: bool = False,
+) -> SourceChange | None:
+    """One history entry for a curator's action on ``source_id``, with the displayed values it
+    changed since ``before``. Call it inside the action's transaction, after its display state was
+    recomputed. ``only_if_changed``: an action that repeated an earlier one (an identical
+    re-publication) records nothing when it changed nothing."""
+    if kind not in CURATION_KINDS:
+        raise ValueError(f"Not a curator action: {kind}")
+    source = (
+        Source.objects.filter(id=source_id)
+        .values("origin", "display_name", *CURATED_DISPLAY.values())
+        .first()
+    )
+    if source is None:
+        raise ValueError(f"Source not found: {source_id}")
+    after = {name: source[column] for name, column in CURATED_DISPLAY.items()}
+    fields = {
+        name: [before.get(name), after[name]]
+        for name in CURATED_DISPLAY
+        if before.get(name) != after[name]
+    }
+    if only_if_changed and not fields:
+        return None
+    return SourceChange.objects.create(
+        run=None,
+        source_id=source_id,
+        kind=kind,
+        at=timezone.now(),
+        origin=source["origin"],
+        display_name=source["display_name"] or "",
+        fields=fields,
+        actor=getattr(user, "username", "") if getattr(user, "pk", None) else "",
+        review_id=review_id,
+        issue_url=issue_url,
+        note=note,
+    )

@@ -200,7 +200,7 @@ def _reconcile(
         retired_origins=retired_origins,
         rows_written=rows_written,
     )
-    history.save(run_id=run.id)
+    history.save(run_id=run.id, at=run.started_at)
     result = {
         "busy": False,
         "revision": catalog.revision,
