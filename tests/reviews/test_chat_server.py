@@ -1,0 +1,48 @@
+"""The scripted OpenAI-compatible server the demo runs make_review against (and the tests' model
+server builds on): it records requests, answers each model from its responder and lists them."""
+
+from __future__ import annotations
+
+import httpx
+
+from reviews.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
+
+
+def test_it_answers_each_model_from_its_responder_and_records_requests():
+    def echo(request: RecordedRequest) -> dict:
+        return completion(f"echo: {request.user_text}", model=request.model or "")
+
+    with ChatServer(default=lambda request: Reply(status=429, body={"error": "busy"})) as server:
+        server.models["demo/solver"] = echo
+        with httpx.Client(base_url=server.base_url) as client:
+            answered = client.post(
+                "/chat/completions",
+                json={"model": "demo/solver", "messages": [{"role": "user", "content": "2+2"}]},
+                headers={"Authorization": "Bearer k"},
+            )
+            busy = client.post("/chat/completions", json={"model": "other", "messages": []})
+            listed = client.get("/models").json()
+            missing = client.get("/nothing")
+    assert answered.status_code == 200
+    body = answered.json()
+    assert body["choices"][0]["message"] == {"role": "assistant", "content": "echo: 2+2"}
+    assert body["model"] == "demo/solver" and body["object"] == "chat.completion"
+    assert busy.status_code == 429 and busy.json() == {"error": "busy"}
+    assert [entry["id"] for entry in listed["data"]] == ["demo/solver"]
+    assert missing.status_code == 404
+    chats = server.chat_requests()
+    assert [r.model for r in chats] == ["demo/solver", "other"]
+    assert chats[0].headers["Authorization"] == "Bearer k"
+    assert [r.method for r in server.requests] == ["POST", "POST", "GET", "GET"]
+
+
+def test_an_unknown_model_without_a_default_is_not_found():
+    with ChatServer() as server, httpx.Client(base_url=server.base_url) as client:
+        refused = client.post("/chat/completions", json={"model": "nope", "messages": []})
+    assert refused.status_code == 404 and "nope" in refused.json()["error"]
+
+
+def test_completion_carries_reasoning_when_given():
+    answer = completion("4", model="m", reasoning="adding", finish_reason="length", choices=2)
+    assert [c["message"]["reasoning_content"] for c in answer["choices"]] == ["adding", "adding"]
+    assert {c["finish_reason"] for c in answer["choices"]} == {"length"}
