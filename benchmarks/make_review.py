@@ -52,12 +52,12 @@ CONTRACT_WORKER = textwrap.dedent(
     now = lambda: datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
     body = {**data["model"]["parameters"], "model": data["model"]["name"],
             "messages": data["task"]["prompt"], "stream": False, "n": 1}
-    (out / "solver/turn-001").mkdir(parents=True)
-    (out / "solver/turn-001/request.json").write_text(json.dumps(body))
+    (out / "solver/turn-000").mkdir(parents=True)
+    (out / "solver/turn-000/request.json").write_text(json.dumps(body))
     request = urllib.request.Request(data["model"]["base_url"] + "/chat/completions",
         data=json.dumps(body).encode(), headers={"Content-Type": "application/json"})
     raw = urllib.request.urlopen(request).read().decode()
-    (out / "solver/turn-001/response.json").write_text(raw)
+    (out / "solver/turn-000/response.json").write_text(raw)
     answer = json.loads(raw)["choices"][0]["message"]["content"]
     started = time.perf_counter()
     found = re.search("#### (\\\\-?[0-9.,]+)", answer)

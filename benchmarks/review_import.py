@@ -85,7 +85,7 @@ def add_execution_files(run_dir: Path, count: int) -> None:
     turns_per_task = 10
     for index in range(count // 2):
         task, turn = divmod(index, turns_per_task)
-        folder = run_dir / f"tasks/{task + 1:04d}/execution-001/solver/turn-{turn + 1:03d}"
+        folder = run_dir / f"tasks/{task:04d}/execution-000/solver/turn-{turn:03d}"
         folder.mkdir(parents=True, exist_ok=True)
         message = {"role": "user", "content": f"benchmark turn {index} " * 8}
         (folder / "request.json").write_text(json.dumps({"messages": [message]}) + "\n")

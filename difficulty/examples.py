@@ -159,7 +159,7 @@ def _write_attempt(*, run_dir: Path, model: dict[str, Any], outcome: dict[str, A
     base = run_dir / outcome["execution_path"]
     prompt = f"Example task {outcome['task_id']}: what is 2 + 2?"
     _write_json(base / "input.json", {"task_id": outcome["task_id"], "prompt": prompt})
-    turn = base / "solver" / "turn-001"
+    turn = base / "solver" / "turn-000"
     _write_json(
         turn / "request.json",
         {"model": model["model"], "messages": [{"role": "user", "content": prompt}],

@@ -376,8 +376,9 @@ def _turn_numbers(*, base: str, turns: Any, evidence: _Evidence) -> list[str]:
         for path in evidence.under(f"{base}/solver/turn-")
     }
     if isinstance(turns, int) and not isinstance(turns, bool) and turns > 0:
-        found.update(f"turn-{number:03d}" for number in range(1, turns + 1))
-    return sorted(found, key=task_sort_key) or ["turn-001"]
+        # Turn folders count from 000, as make_review and the reference tooling write them.
+        found.update(f"turn-{number:03d}" for number in range(turns))
+    return sorted(found, key=task_sort_key) or ["turn-000"]
 
 
 def _turns(*, base: str, turns: Any, evidence: _Evidence) -> list[dict[str, Any]]:
@@ -388,12 +389,19 @@ def _turns(*, base: str, turns: Any, evidence: _Evidence) -> list[dict[str, Any]
         prefix = f"{base}/solver/{name}"
         rows.append(
             {
-                "name": name.replace("turn-", "Turn ").replace("Turn 0", "Turn ").lstrip(),
+                "name": _turn_label(name),
                 "request": evidence.viewer(f"{prefix}/request.json", title="Model request"),
                 "response": evidence.viewer(f"{prefix}/response.json", title="Model response"),
             }
         )
     return rows
+
+
+def _turn_label(name: str) -> str:
+    """``turn-000`` is the first turn: people read it as Turn 1 (the folder name is in the
+    viewers' paths). A folder name that is not a number is shown as it is."""
+    number = name.removeprefix("turn-")
+    return f"Turn {int(number) + 1}" if number.isdigit() else name
 
 
 def _calls(*, base: str, evidence: _Evidence) -> list[dict[str, Any]]:

@@ -69,7 +69,7 @@ def write_fix_run(*, output: Path, row: dict[str, Any], started_at: dt.datetime)
                         "dataset_revision": row.get("dataset_revision"),
                         "verifier_revision": row.get("verifier_revision"),
                         "fix_validated": True,
-                        "validation_evidence": "tasks/0001/execution-001/attempt.json",
+                        "validation_evidence": "tasks/0000/execution-000/attempt.json",
                     }
                 ]
             },

@@ -261,7 +261,7 @@ class _Run:
         work = [
             (size, number, task)
             for size in self.sizes
-            for number, task in enumerate(self.sample.tasks, start=1)
+            for number, task in enumerate(self.sample.tasks)
         ]
         stats = CallStats()
         progress = Progress(
@@ -340,7 +340,7 @@ class _Run:
             endpoint = self.config.roles[size]
             outcomes = [
                 task_outcome(run_dir=self.root, task=task, attempt=attempts[(size, number)])
-                for number, task in enumerate(self.sample.tasks, start=1)
+                for number, task in enumerate(self.sample.tasks)
             ]
             write_json_file(
                 self.output / run_identity_path(size),

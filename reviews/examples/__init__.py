@@ -170,7 +170,7 @@ def write_run_directory(*, output: Path, spec: RunSpec) -> Path:
     reviews: list[dict[str, Any]] = []
     task_syntheses = []
     samples = []
-    for index in range(1, spec.sample_count + 1):
+    for index in range(spec.sample_count):
         task = _write_task(writer, spec, index, clock)
         subjects.append(task["subject"])
         reviews.extend(task["reviews"])
@@ -259,7 +259,7 @@ def _findings(prefix: str, specs: tuple[FindingSpec, ...]) -> list[dict[str, Any
             "severity": spec.severity,
             "kind": spec.kind,
         }
-        for number, spec in enumerate(specs, start=1)
+        for number, spec in enumerate(specs)
     ]
 
 
@@ -288,9 +288,9 @@ def _review(spec: RunSpec, **fields: Any) -> dict[str, Any]:
 def _write_task(writer: _RunWriter, spec: RunSpec, index: int, clock: _Clock) -> dict[str, Any]:
     number = f"{index:04d}"
     task_path = f"tasks/{number}"
-    execution = f"{task_path}/execution-001"
-    prompt = f"Example prompt {index} for {spec.source_id} (not a real dataset row)."
-    answer = str(index * 7)
+    execution = f"{task_path}/execution-000"
+    prompt = f"Example prompt {index + 1} for {spec.source_id} (not a real dataset row)."
+    answer = str((index + 1) * 7)
     verified = spec.verification_status == "verified"
     verification = {
         "status": spec.verification_status,
@@ -327,11 +327,11 @@ def _write_task(writer: _RunWriter, spec: RunSpec, index: int, clock: _Clock) ->
     }
     task_input = {"task": {"task_id": number, "prompt": prompt}, "model": "example/solver"}
     writer.write(f"{execution}/input.json", _json_text(task_input))
-    writer.write(f"{execution}/solver/turn-001/request.json", _json_text(request))
-    writer.write(f"{execution}/solver/turn-001/response.json", _json_text(response))
+    writer.write(f"{execution}/solver/turn-000/request.json", _json_text(request))
+    writer.write(f"{execution}/solver/turn-000/response.json", _json_text(response))
     writer.write(
         f"{execution}/solver-trace.json",
-        _json_text({"turns": [{"turn": 1, "request": "solver/turn-001/request.json"}]}),
+        _json_text({"turns": [{"turn": 0, "request": "solver/turn-000/request.json"}]}),
     )
     attempt = writer.write(
         f"{execution}/attempt.json",
@@ -362,9 +362,9 @@ def _write_task(writer: _RunWriter, spec: RunSpec, index: int, clock: _Clock) ->
         "source_id": spec.source_id,
         "task_id": number,
         "task_path": task_path,
-        "row_index": index - 1,
+        "row_index": index,
     }
-    sample = {"task_path": task_path, "row_index": index - 1}
+    sample = {"task_path": task_path, "row_index": index}
     single = {
         "scope": "single_task",
         "sample_count": 1,
@@ -406,7 +406,7 @@ def _write_task(writer: _RunWriter, spec: RunSpec, index: int, clock: _Clock) ->
             f"{task_path}/judges/{judge_index}/parsed.json",
             _json_text({"verdict": verdict, "notice": EXAMPLE_NOTICE}),
         )
-        findings = spec.judge_findings if index == 1 else ()
+        findings = spec.judge_findings if index == 0 else ()
         judges.append(
             _review(
                 spec,
@@ -466,7 +466,7 @@ def _run_identity(spec: RunSpec) -> dict[str, Any]:
         "notice": EXAMPLE_NOTICE,
         "config_path": "example-review.toml",
         "config": {"source_id": spec.source_id},
-        "tasks": [f"tasks/{index:04d}" for index in range(1, spec.sample_count + 1)],
+        "tasks": [f"tasks/{index:04d}" for index in range(spec.sample_count)],
         "n": spec.sample_count,
         "seed": 0,
         "population": spec.population_count,

@@ -77,8 +77,14 @@ def system_prompt(prompt: str) -> str:
 
 
 def task_identity(task: dict[str, Any]) -> dict[str, Any]:
-    """What names the task in every segment; its full record (the prompt) is evidence already."""
-    return {key: task.get(key) for key in IDENTITY_FIELDS}
+    """What names the task in every segment; its full record (the prompt) is evidence already.
+    A Nemotron row also names its ``selected_agent`` (the verifier the row routes to)."""
+    identity = {key: task.get(key) for key in IDENTITY_FIELDS}
+    extra_info = (task.get("extras") or {}).get("extra_info")
+    ultra = extra_info.get("nemotron_ultra") if isinstance(extra_info, dict) else None
+    if isinstance(ultra, dict) and ultra.get("agent") is not None:
+        identity["selected_agent"] = ultra["agent"]
+    return identity
 
 
 def reduced_outcome(attempt: dict[str, Any]) -> dict[str, Any]:
@@ -131,7 +137,7 @@ def run_judge(
     )
     opinions = []
     segment_dirs = []
-    for number, segment in enumerate(segments, start=1):
+    for number, segment in enumerate(segments):
         segment_dir = judge_dir / "segments" / f"{number:03d}"
         opinions.append(
             run_stage(
@@ -190,14 +196,12 @@ def split_evidence(
         segments.append(current)
     manifest = []
     documents = []
-    for number, pieces in enumerate(segments, start=1):
+    for number, pieces in enumerate(segments):
         documents.append({**envelope, "evidence": pieces})
         for piece in pieces:
-            entry = {"segment": number, "path": piece["path"], "sha256": piece["sha256"]}
-            for key in ("character_start", "character_end", "total_characters"):
-                if key in piece:
-                    entry[key] = piece[key]
-            manifest.append(entry)
+            # Everything but the text: path, sha256, bytes, character ranges, and why a file's
+            # text was not inspected (as the reference tooling's manifest has it).
+            manifest.append({"segment": number, **{k: v for k, v in piece.items() if k != "text"}})
     return documents, manifest
 
 

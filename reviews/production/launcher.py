@@ -98,7 +98,7 @@ def run_attempt(
     folder = task_folder(run_dir=run_dir, number=number)
     folder.mkdir(parents=True, exist_ok=True)
     existing = [p for p in folder.iterdir() if p.is_dir() and p.name.startswith("execution-")]
-    execution = folder / f"execution-{len(existing) + 1:03d}"
+    execution = folder / f"execution-{len(existing):03d}"
     execution.mkdir()
     record = task.record()
     if task.task_dir:

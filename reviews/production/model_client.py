@@ -56,7 +56,7 @@ def next_call_dir(stage_dir: Path) -> Path:
         for entry in (stage_dir.iterdir() if stage_dir.is_dir() else ())
         if (match := CALL_DIR.match(entry.name))
     ]
-    return stage_dir / f"call-{max(numbers, default=0) + 1:03d}"
+    return stage_dir / f"call-{max(numbers, default=-1) + 1:03d}"
 
 
 class ModelClient:

@@ -253,7 +253,7 @@ class _Run:
     # --- the panel: attempts and judges (§6–§8, §12.4–§12.6) ---
 
     def _panel(self, sample: Sample) -> list[TaskOutcome]:
-        numbered = list(enumerate(sample.tasks, start=1))
+        numbered = list(enumerate(sample.tasks))
         done: dict[int, TaskOutcome] = {}
         self.progress.update("starting")
 

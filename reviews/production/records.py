@@ -147,7 +147,7 @@ def review(
         "metrics": metrics,
         "findings": [
             {"id": f"{review_id}/finding/{number}", **finding}
-            for number, finding in enumerate(findings, start=1)
+            for number, finding in enumerate(findings)
         ],
         "evidence": evidence,
         "derived_from_review_ids": derived_from,
@@ -192,5 +192,5 @@ def tag_assignments(
             "supersedes_assignment_id": None,
             "state": "active",
         }
-        for number, tag in enumerate(tags, start=1)
+        for number, tag in enumerate(tags)
     ]

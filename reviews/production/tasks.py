@@ -115,24 +115,30 @@ def _prepared_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
             route = HARBOR_ROUTE
         if row.get("task_dir"):
             task_dir = os.path.abspath(os.path.join(path.parent, row["task_dir"]))
-        identifier = nemotron.get("uuid")
-        if identifier is None:
-            identifier = extra_info.get("index")
-        if identifier is None:
-            identifier = index
+        identifier = prepared_task_id(nemotron=nemotron, extra_info=extra_info, index=index)
         yield Task(
-            id=str(identifier),
+            id=identifier,
             route=route,
             repository=source["repository"],
             dataset_revision=source["revision"],
             source_id=source["source_id"],
-            task_path=str(identifier),
+            task_path=identifier,
             row_index=index,
             prompt=row["prompt"],
             extras=extras,
             env_id=row["env_class"],
             task_dir=task_dir,
         )
+
+
+def prepared_task_id(*, nemotron: dict[str, Any], extra_info: dict[str, Any], index: int) -> str:
+    """``nemotron_ultra.uuid``, else ``extra_info.index``, else the row index. As in the reference,
+    an empty uuid falls back; so does a missing or empty index here: a task id is never empty
+    (nor the text ``None``)."""
+    for candidate in (nemotron.get("uuid"), extra_info.get("index")):
+        if candidate is not None and str(candidate) != "":
+            return str(candidate)
+    return str(index)
 
 
 def _harbor_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:

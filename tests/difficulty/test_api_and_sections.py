@@ -145,10 +145,18 @@ def test_missing_artifacts_are_stated(good_source, report):
     add_artifact(review=review, path="difficulty.json", document=report)
     add_artifact(
         review=review,
+        path="difficulty/small/attempts/task-1/solver/turn-000/request.json",
+        document={},
+    )
+    add_artifact(
+        review=review,
         path="difficulty/small/attempts/task-1/solver/turn-001/request.json",
         document={},
     )
     html = render_sections(review, Source.objects.get(id=source.id))
+    # Turn folders count from 000; people read the first one as Turn 1.
+    assert "<h6>Turn 1</h6>" in html and "<h6>Turn 2</h6>" in html
+    assert "<h6>Turn 0</h6>" not in html
     assert "Saved run settings and traces have not been published for this measurement." in html
     assert "The model response trace is not published for this attempt." in html
     assert "The model request is not published for this attempt." in html

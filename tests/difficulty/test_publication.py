@@ -64,7 +64,7 @@ def test_publication_writes_evidence_and_denormalises_the_large_model(good_sourc
         "difficulty.json",
         "difficulty/small/run.json",
         "difficulty/context.json",
-        "difficulty/large/attempts/task-10/solver/turn-001/response.json",
+        "difficulty/large/attempts/task-10/solver/turn-000/response.json",
         "difficulty/hosted/attempts/task-1/verifier-trace.jsonl",
         HISTORY_EXAMPLE,
         INVALID_EXAMPLE,

@@ -180,6 +180,17 @@ def test_prepared_rows_from_json_and_jsonl(tmp_path):
         assert (tasks[0].repository, tasks[0].dataset_revision) == ("org/x", "r" * 40)
 
 
+def test_an_empty_uuid_falls_back_and_a_task_id_is_never_empty(tmp_path):
+    rows = gsm8k_rows(4, offset=10)
+    rows[0]["extra_info"]["nemotron_ultra"] = {"uuid": ""}  # the index (10) names it
+    rows[1]["extra_info"]["nemotron_ultra"] = {"uuid": None}
+    rows[2]["extra_info"]["nemotron_ultra"] = {"uuid": ""}
+    rows[2]["extra_info"]["index"] = ""  # nothing left but the row index
+    rows[3]["extra_info"]["index"] = None
+    (tmp_path / "rows.json").write_text(json.dumps(rows))
+    assert [t.id for t in prepared(tmp_path / "rows.json")] == ["10", "11", "2", "3"]
+
+
 def test_prepared_terminal_bench_rows_need_a_task_dir(tmp_path):
     row = {**gsm8k_rows(1)[0], "env_class": "harbor"}
     row["extra_info"]["nemotron_ultra"] = {"route": "terminal_bench", "uuid": "tb-1"}

@@ -30,7 +30,7 @@ def produced(tmp_path, write_config, model_server):
     config = write_config(rows=6)
     output = tmp_path / "run"
     stdout, stderr = make_review(
-        "--config", str(config), "--n", "2", "--seed", "7", "--output", str(output), "--jobs", "2"
+        "--config", str(config), "-n", "2", "--seed", "7", "--output", str(output), "--jobs", "2"
     )
     return output, stdout, stderr
 
@@ -45,6 +45,11 @@ def test_run_directory_has_every_part_of_the_contract(produced, model_server):
     assert methods == ["runtime_execution", *["model_judgment"] * 3, "synthesis"] * 2 + [
         "synthesis"
     ]
+    # Finding and tag ids count from 0 within their review, as the reference writes them.
+    judge = next(r for r in collection["reviews"] if r["id"].endswith("/task/0/judge/1"))
+    assert [f["id"] for f in judge["findings"]] == [f"{judge['id']}/finding/0"]
+    tags = [t["id"] for t in collection["tag_assignments"] if t["target"]["id"] == judge["id"]]
+    assert tags == [f"{judge['id']}/tag/0"]
     run = load(output / "run.json")
     assert run["n"] == 2 and run["seed"] == 7 and run["population"] == 6
     assert set(run["implementation"]) >= {
@@ -55,11 +60,11 @@ def test_run_directory_has_every_part_of_the_contract(produced, model_server):
     assert collection["execution_provenance"]["marinskyrl_commit"] == run["marinskyrl"]["commit"]
     assert collection["execution_provenance"]["marinskyrl_dirty"] is False
     # The real gsm8k verifier graded the solver's answers.
-    for number in ("0001", "0002"):
+    for number in ("0000", "0001"):
         attempt = load(output / "tasks" / number / "attempt.json")
         assert attempt["verification"]["status"] == "verified"
         assert attempt["verification"]["score"] == 1.0
-        assert attempt["execution_path"] == f"tasks/{number}/execution-001"
+        assert attempt["execution_path"] == f"tasks/{number}/execution-000"
         execution = output / attempt["execution_path"]
         index = load(execution / "native-code-index.json")
         called = {entry["module"] for entry in index if entry["called_in_attempt"]}
@@ -72,7 +77,7 @@ def test_run_directory_has_every_part_of_the_contract(produced, model_server):
         events = [json.loads(line) for line in (execution / "verifier-trace.jsonl").open()]
         assert [e["event"] for e in events] == ["verify_start", "verify_end"]
         assert all("at" in event for event in events)
-        request = load(execution / "solver" / "turn-001" / "request.json")
+        request = load(execution / "solver" / "turn-000" / "request.json")
         assert request["model"] == "test/solver-judge" and request["n"] == 1
         assert "Authorization" not in json.dumps(request)
     manifest = {item["path"] for item in load(output / "artifact-manifest.json")["files"]}
@@ -118,9 +123,9 @@ def test_publish_shows_rating_judges_syntheses_outcomes_and_evidence(
     assert "Combined review · Source · Keep" in page
     assert page.count("Task attempt & verifier · Task · Unrated") == 2
     assert "Native skyrl_gym verification: verified." in page
-    assert "tasks/0001/execution-001/verifier-trace.jsonl" in page
-    assert "tasks/0001/judges/1/parsed.json" in page
+    assert "tasks/0000/execution-000/verifier-trace.jsonl" in page
+    assert "tasks/0000/judges/1/parsed.json" in page
     artifact = client.get(
-        f"/api/reviews/{result['review_id']}/artifacts/tasks/0001/execution-001/solver-trace.json"
+        f"/api/reviews/{result['review_id']}/artifacts/tasks/0000/execution-000/solver-trace.json"
     )
     assert artifact.status_code == 200 and "####" in artifact.content.decode()

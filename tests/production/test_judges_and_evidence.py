@@ -12,14 +12,19 @@ import pytest
 from reviews.production.config import ModelConfig
 from reviews.production.errors import ReviewProductionError
 from reviews.production.evidence import UNCALLED_REASON, evidence_bundle, json_size
-from reviews.production.judges import SEGMENT_LIMIT_BYTES, judge_payload, run_judge
+from reviews.production.judges import (
+    SEGMENT_LIMIT_BYTES,
+    judge_payload,
+    run_judge,
+    task_identity,
+)
 from reviews.production.model_client import ModelClient
 from reviews.production.records import source_subject
 from tests.model_server import ModelServer
 from tests.production.helpers import load, make_review
 from tests.production.review_model import ReviewModel, request_kind
 
-EXECUTION = "tasks/0001/execution-001"
+EXECUTION = "tasks/0000/execution-000"
 
 
 def execution_dir(tmp_path: Path, big_text: str = "") -> Path:
@@ -107,15 +112,21 @@ def test_segmentation_above_48000_bytes(tmp_path):
     with ModelServer(default=ReviewModel()) as server:
         client = ModelClient(model=model(server), stop=threading.Event())
         judges = [
-            run_judge(client=client, judge_dir=run / f"tasks/0001/judges/{k}", index=k,
+            run_judge(client=client, judge_dir=run / f"tasks/0000/judges/{k}", index=k,
                       payload=payload)
             for k in (1, 2)
         ]  # fmt: skip
         requests = server.chat_requests()
-    manifest = load(run / "tasks/0001/judges/1/segments.json")
+    manifest = load(run / "tasks/0000/judges/1/segments.json")
     count = manifest["segment_count"]
     assert count >= 3 and manifest["segment_budget_bytes"] == 48_000
     assert judges[0].segments == count and len(judges[0].segment_dirs) == count
+    # Segments count from 000; the manifest is the evidence without its text (bytes included).
+    assert [d.name for d in judges[0].segment_dirs] == [f"{n:03d}" for n in range(count)]
+    entries = manifest["evidence_manifest"]
+    assert sorted({entry["segment"] for entry in entries}) == list(range(count))
+    sizes = {item["path"]: item["bytes"] for item in bundle}
+    assert all("text" not in e and e["bytes"] == sizes[e["path"]] for e in entries)
     kinds = [request_kind(r) for r in requests]
     assert kinds == (["segment"] * count + ["consolidation"]) * 2
     segments = [r.user_payload for r in requests[:count]]
@@ -144,8 +155,8 @@ def test_segmentation_above_48000_bytes(tmp_path):
         assert "Scripted segment opinion" not in json.dumps(request.user_payload) or (
             request_kind(request) == "consolidation"
         )
-    for number in range(1, count + 1):
-        assert (run / f"tasks/0001/judges/2/segments/{number:03d}/parsed.json").is_file()
+    for number in range(count):
+        assert (run / f"tasks/0000/judges/2/segments/{number:03d}/parsed.json").is_file()
 
 
 @pytest.mark.slow
@@ -159,9 +170,9 @@ def test_a_segmented_judge_in_a_real_run(tmp_path, write_config):
     make_review("--config", str(config), "--n", "2", "--output", str(output))
     reviews = load(output / "quality-reviews.json")["reviews"]
     judge = next(r for r in reviews if r["id"].endswith("/task/0/judge/1"))
-    count = load(output / "tasks/0001/judges/1/segments.json")["segment_count"]
+    count = load(output / "tasks/0000/judges/1/segments.json")["segment_count"]
     assert judge["attributes"]["evidence_segments"] == count > 1
-    for request in (output / "tasks/0001/judges/1/segments").glob("*/call-001/request.json"):
+    for request in (output / "tasks/0000/judges/1/segments").glob("*/call-000/request.json"):
         segment = load(request)["messages"][1]["content"]
         assert len(segment.encode()) <= SEGMENT_LIMIT_BYTES
         # The segment names the task; the long prompt arrives as (cut) evidence only.
@@ -169,8 +180,8 @@ def test_a_segmented_judge_in_a_real_run(tmp_path, write_config):
     assert count <= 12
     assert judge["attributes"]["segment_consolidation_prompt"]
     paths = [e["snapshot_path"] for e in judge["evidence"]]
-    assert paths[:2] == ["tasks/0001/judges/1/parsed.json", "tasks/0001/attempt.json"]
-    assert paths[-1] == "tasks/0001/judges/1/segments.json"
+    assert paths[:2] == ["tasks/0000/judges/1/parsed.json", "tasks/0000/attempt.json"]
+    assert paths[-1] == "tasks/0000/judges/1/segments.json"
     assert len(paths) == count + 3
     small = next(r for r in reviews if r["id"].endswith("/task/1/judge/1"))
     assert small["attributes"]["evidence_segments"] == 1
@@ -186,3 +197,13 @@ def test_source_subject_identifier():
                             snapshot="abc")  # fmt: skip
     text = json.dumps(["org/x", "r1", "S:é"], ensure_ascii=False)
     assert pinned["id"] == "source:" + hashlib.sha256(text.encode()).hexdigest()[:20]
+
+
+def test_segment_task_identity_names_the_selected_agent():
+    ultra = {"uuid": "u-1", "agent": "math_with_judge_simple_agent", "route": "skyrl_gym"}
+    task = {"id": "u-1", "route": "skyrl_gym", "prompt": [{"role": "user", "content": "x"}],
+            "extras": {"extra_info": {"nemotron_ultra": ultra}}}  # fmt: skip
+    identity = task_identity(task)
+    assert identity["selected_agent"] == "math_with_judge_simple_agent"
+    assert "prompt" not in identity and "extras" not in identity
+    assert "selected_agent" not in task_identity({"id": "t", "extras": {"extra_info": {}}})

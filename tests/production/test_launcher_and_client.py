@@ -40,7 +40,7 @@ def runtime_with(tmp_path: Path, body: str, *, timeout: float = 30) -> dict:
 
 def attempt(tmp_path: Path, runtime: dict, **kwargs) -> dict:
     return run_attempt(
-        run_dir=tmp_path / "run", number=1, task=TASK, model={"name": "m"}, runtime=runtime,
+        run_dir=tmp_path / "run", number=0, task=TASK, model={"name": "m"}, runtime=runtime,
         stop=kwargs.pop("stop", threading.Event()), **kwargs,
     )  # fmt: skip
 
@@ -62,26 +62,26 @@ def test_contract_arguments_group_and_done_marker(tmp_path):
         """,
     )
     outcome = attempt(tmp_path, runtime)
-    execution = tmp_path / "run/tasks/0001/execution-001"
-    assert outcome["execution_path"] == "tasks/0001/execution-001"
+    execution = tmp_path / "run/tasks/0000/execution-000"
+    assert outcome["execution_path"] == "tasks/0000/execution-000"
     assert outcome["task"] == "t1" and outcome["cwd"] == str(execution)
     assert (execution / "worker.stdout").read_text() == "to stdout\n"
     assert (execution / "worker.stderr").read_text() == "to stderr\n"
     assert json.loads((execution / "input.json").read_text())["config"] == runtime
-    marker = json.loads((tmp_path / "run/tasks/0001/attempt.json").read_text())
+    marker = json.loads((tmp_path / "run/tasks/0000/attempt.json").read_text())
     assert marker == json.loads((execution / "attempt.json").read_text()) == outcome
 
 
 def test_missing_attempt_json_fails_and_a_retry_gets_a_new_directory(tmp_path):
     runtime = runtime_with(tmp_path, "print('forgot the attempt')\n")
-    for number in (1, 2):
+    for number in (0, 1):
         with pytest.raises(ReviewProductionError) as failure:
             attempt(tmp_path, runtime)
-        stderr = tmp_path / f"run/tasks/0001/execution-{number:03d}/worker.stderr"
+        stderr = tmp_path / f"run/tasks/0000/execution-{number:03d}/worker.stderr"
         assert str(failure.value) == (
             f"Native worker failed; inspect {stderr}. Resume retries this unfinished task."
         )
-    assert not (tmp_path / "run/tasks/0001/attempt.json").exists()
+    assert not (tmp_path / "run/tasks/0000/attempt.json").exists()
 
 
 def test_timeout_sends_sigint_then_sigkill_to_the_whole_group(tmp_path):
@@ -105,7 +105,7 @@ def test_timeout_sends_sigint_then_sigkill_to_the_whole_group(tmp_path):
     with pytest.raises(ReviewProductionError) as failure:
         attempt(tmp_path, runtime, grace_seconds=0.5)
     assert 1.4 <= time.monotonic() - started < 10
-    stderr = tmp_path / "run/tasks/0001/execution-001/worker.stderr"
+    stderr = tmp_path / "run/tasks/0000/execution-000/worker.stderr"
     assert str(failure.value).startswith("Native worker timed out after 1 s; inspect")
     assert "got SIGINT" in stderr.read_text()
     child = int(pid_file.read_text())
@@ -168,11 +168,11 @@ def test_bounded_retries_each_in_its_own_call_dir(tmp_path):
             f"{tmp_path / 'stage'}"
         )
         assert sorted(p.name for p in (tmp_path / "stage").iterdir()) == [
-            "call-001", "call-002", "call-003"
+            "call-000", "call-001", "call-002"
         ]  # fmt: skip
         # The next attempt continues the numbering and succeeds.
         _, call_dir = client.complete(stage_dir=tmp_path / "stage", body={"model": "judge"})
-        assert call_dir.name == "call-004"
+        assert call_dir.name == "call-003"
         assert client.stats.calls == 4 and client.stats.retries == 2
 
 
@@ -183,7 +183,7 @@ def test_timeouts_are_retried(tmp_path):
         )
         with pytest.raises(ReviewProductionError, match="failed after 2 attempts"):
             client.complete(stage_dir=tmp_path, body={})
-        assert "timeout" in (tmp_path / "call-002/http-error.txt").read_text()
+        assert "timeout" in (tmp_path / "call-001/http-error.txt").read_text()
         assert len(server.requests) == 2
 
 
@@ -194,7 +194,7 @@ def test_client_errors_are_not_retried(tmp_path):
         with pytest.raises(ReviewProductionError, match="answered HTTP 401"):
             client.complete(stage_dir=tmp_path, body={})
         assert len(server.requests) == 1
-        assert (tmp_path / "call-001/http-error.txt").read_text().startswith("HTTP 401")
+        assert (tmp_path / "call-000/http-error.txt").read_text().startswith("HTTP 401")
 
 
 @pytest.mark.parametrize(

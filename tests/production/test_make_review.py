@@ -76,7 +76,7 @@ def test_resume_after_a_failed_call_makes_only_the_missing_calls(
     config, output = write_config(), tmp_path / "run"
     model_server.default = FailFirstJudgeOf(task_row=None)
     message = review_fails(*args(config, output, "--jobs", "1"))
-    [failed_call] = [p.parent for p in output.glob("tasks/*/judges/*/call-001/http-error.txt")]
+    [failed_call] = [p.parent for p in output.glob("tasks/*/judges/*/call-000/http-error.txt")]
     assert message == f"Model endpoint answered HTTP 400; raw response saved in {failed_call}"
     assert (failed_call / "http-error.txt").read_text().startswith("HTTP 400")
     assert not (failed_call.parent / "parsed.json").exists()
@@ -90,7 +90,7 @@ def test_resume_after_a_failed_call_makes_only_the_missing_calls(
     assert stdout.startswith("Saved 11 reviews")
     resumed = model_server.chat_requests()[first_run:]
     assert [request_kind(r) for r in resumed] == ["judge", "coalescer"]
-    assert (failed_call.parent / "call-002/response.json").is_file()
+    assert (failed_call.parent / "call-001/response.json").is_file()
     assert_intact(saved, output)
     # A finished run is re-validated and returned; nothing else runs.
     before = len(model_server.chat_requests())
@@ -187,7 +187,7 @@ def test_evidence_over_the_limit_fails_and_keeps_the_attempt(write_config, tmp_p
         "Evidence exceeds 2000 bytes; saved artifacts remain intact. "
         "Increase --max-evidence-bytes or use a smaller source sample."
     )
-    assert (output / "tasks/0001/attempt.json").is_file()
+    assert (output / "tasks/0000/attempt.json").is_file()
 
 
 def test_judge_input_over_the_limit_is_never_truncated(write_config, tmp_path, model_server):
@@ -195,7 +195,7 @@ def test_judge_input_over_the_limit_is_never_truncated(write_config, tmp_path, m
     review_fails(*args(config, output, "--max-evidence-bytes", "2000", n=1))
     saved = snapshot_files(output)
     bundle = evidence_bundle(
-        run_dir=output, execution_path="tasks/0001/execution-001", max_bytes=10**9
+        run_dir=output, execution_path="tasks/0000/execution-000", max_bytes=10**9
     )
     limit = json_size(bundle)
     calls = len(model_server.chat_requests())
@@ -222,8 +222,8 @@ def test_truncated_judge_output_leaves_the_stage_incomplete(write_config, tmp_pa
     assert message == (
         "Judge/coalescer output was truncated; raw response saved, stage remains incomplete"
     )
-    assert (output / "tasks/0001/judges/1/call-001/response.json").is_file()
-    assert not (output / "tasks/0001/judges/1/parsed.json").exists()
+    assert (output / "tasks/0000/judges/1/call-000/response.json").is_file()
+    assert not (output / "tasks/0000/judges/1/parsed.json").exists()
 
 
 def test_placeholder_opinions_are_rejected_fresh_and_cached(write_config, tmp_path, model_server):
@@ -237,12 +237,12 @@ def test_placeholder_opinions_are_rejected_fresh_and_cached(write_config, tmp_pa
     model_server.default = placeholder
     message = review_fails(*args(config, output, n=1))
     assert message == "Judge/coalescer output is a placeholder; raw response saved"
-    assert not (output / "tasks/0001/judges/1/parsed.json").exists()
+    assert not (output / "tasks/0000/judges/1/parsed.json").exists()
     model_server.default = ReviewModel()
     make_review(*args(config, output, "--resume", n=1))
     # A placeholder left as parsed.json is not reused on resume: the stage is asked again.
     (output / "quality-reviews.json").unlink()
-    parsed = output / "tasks/0001/judges/2/parsed.json"
+    parsed = output / "tasks/0000/judges/2/parsed.json"
     parsed.write_text(json.dumps(opinion("Fine.", findings=[
         {"dimension": "x", "text": "-- ..", "severity": None, "kind": "observation"}
     ])))  # fmt: skip
@@ -253,7 +253,7 @@ def test_placeholder_opinions_are_rejected_fresh_and_cached(write_config, tmp_pa
     # The new opinion changes the coalescer's input, so the synthesis is asked again too.
     assert [request_kind(r) for r in again] == ["judge", "coalescer"]
     assert load(parsed)["verdict"] == "conditional"
-    assert (output / "tasks/0001/judges/2/call-002").is_dir()
+    assert (output / "tasks/0000/judges/2/call-001").is_dir()
 
 
 def test_coalescer_must_cover_every_subject(write_config, tmp_path, model_server):
@@ -272,7 +272,7 @@ def test_coalescer_must_cover_every_subject(write_config, tmp_path, model_server
         "Coalescer must produce exactly one synthesis per sampled task and source; raw output saved"
     )
     assert not (output / "coalescer/parsed.json").exists()
-    assert (output / "coalescer/call-001/response.json").is_file()
+    assert (output / "coalescer/call-000/response.json").is_file()
     panel = load(output / "panel-reviews.partial.json")
     assert len(panel["reviews"]) == 8 and not any(
         r["method"] == "synthesis" for r in panel["reviews"]
@@ -343,17 +343,17 @@ def test_failed_worker_attempt_is_kept_and_resume_retries(write_config, checkout
     output = tmp_path / "run"
     marker.touch()
     message = review_fails(*args(config, output, "--jobs", "1", n=1))
-    stderr = output / "tasks/0001/execution-001/worker.stderr"
+    stderr = output / "tasks/0000/execution-000/worker.stderr"
     assert message == (
         f"Native worker failed; inspect {stderr}. Resume retries this unfinished task."
     )
     assert "scripted worker failure" in stderr.read_text()
-    assert not (output / "tasks/0001/attempt.json").exists()
+    assert not (output / "tasks/0000/attempt.json").exists()
     saved = snapshot_files(output)
     marker.unlink()
     make_review(*args(config, output, "--resume", n=1))
-    attempt = load(output / "tasks/0001/attempt.json")
-    assert attempt["execution_path"] == "tasks/0001/execution-002"
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["execution_path"] == "tasks/0000/execution-001"
     assert_intact(saved, output)
 
 
@@ -366,7 +366,7 @@ def test_ctrl_c_stops_workers_and_resume_finishes(write_config, tmp_path, model_
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + 60
-    while not list(output.glob("tasks/*/execution-001/input.json")):
+    while not list(output.glob("tasks/*/execution-000/input.json")):
         assert time.monotonic() < deadline and process.poll() is None
         time.sleep(0.05)
     time.sleep(0.3)
@@ -402,7 +402,7 @@ def test_retries_are_counted_and_saved(write_config, tmp_path, model_server):
 
     model_server.default = flaky
     _, stderr = make_review(*args(config, output, "--jobs", "1", n=1))
-    judges = output / "tasks/0001/judges"
+    judges = output / "tasks/0000/judges"
     calls = sorted(judges.glob("*/call-*"))
     assert len(calls) == 5 and len(list(judges.glob("*/parsed.json"))) == 3
     errors = sorted(p.read_text().split("\n")[0] for p in judges.glob("*/call-*/http-error.txt"))
@@ -410,7 +410,7 @@ def test_retries_are_counted_and_saved(write_config, tmp_path, model_server):
     for judge in judges.iterdir():
         # Each failed attempt kept its own folder; the last call of each judge succeeded.
         numbered = sorted(judge.glob("call-*"))
-        assert [p.name for p in numbered] == [f"call-{i:03d}" for i in range(1, len(numbered) + 1)]
+        assert [p.name for p in numbered] == [f"call-{i:03d}" for i in range(len(numbered))]
         assert not (numbered[-1] / "http-error.txt").exists()
     assert "retries 2" in stderr.strip().splitlines()[-1]
 
@@ -487,7 +487,7 @@ def test_harbor_route_through_a_configured_worker(write_config, tmp_path, model_
     assert [e["snapshot_path"].rsplit("/", 1)[-1] for e in runtime[0]["evidence"]] == [
         "attempt.json", "verifier-trace.jsonl", "harbor-result.json"
     ]  # fmt: skip
-    assert (output / "tasks/0001/execution-001/task/tests/test.sh").is_file()
+    assert (output / "tasks/0000/execution-000/task/tests/test.sh").is_file()
     assert set(run["selected_task_files"]) == {
         str(path) for path in tasks.rglob("*") if path.is_file()
     }
@@ -497,9 +497,9 @@ def test_resume_revalidates_a_finished_collection(write_config, tmp_path, model_
     config, output = write_config(), tmp_path / "run"
     make_review(*args(config, output, n=1))
     calls = len(model_server.chat_requests())
-    parsed = output / "tasks/0001/judges/2/parsed.json"
+    parsed = output / "tasks/0000/judges/2/parsed.json"
     parsed.write_text(parsed.read_text().replace("Scripted", "Edited"), encoding="utf-8")
     assert review_fails(*args(config, output, "--resume", n=1)) == (
-        "Review evidence path/hash mismatch: tasks/0001/judges/2/parsed.json"
+        "Review evidence path/hash mismatch: tasks/0000/judges/2/parsed.json"
     )
     assert len(model_server.chat_requests()) == calls

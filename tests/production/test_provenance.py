@@ -156,7 +156,7 @@ def test_grading_code_changed_during_the_review(tmp_path, write_config, checkout
     assert review_fails(*run_args(config, output)) == (
         "Native grading code or dependency versions changed during the review"
     )
-    assert (output / "tasks/0001/judges/3/parsed.json").is_file()
+    assert (output / "tasks/0000/judges/3/parsed.json").is_file()
     assert not (output / "quality-reviews.json").exists()
 
 
@@ -230,10 +230,10 @@ def test_verifyit_package_is_captured_and_recorded(tmp_path, write_config, check
         "source_url": "https://github.com/marin-community/verifyit",
         "source_commit": VERIFYIT_PIN,
     }
-    index = load(output / "tasks/0001/execution-001/native-code-index.json")
+    index = load(output / "tasks/0000/execution-000/native-code-index.json")
     entry = next(e for e in index if e["module"] == "verifyit")
     assert entry["called_in_attempt"] and entry["package"]["source_commit"] == VERIFYIT_PIN
-    assert (output / "tasks/0001/execution-001/native-code/verifyit/__init__.py").is_file()
+    assert (output / "tasks/0000/execution-000/native-code/verifyit/__init__.py").is_file()
     runtime = [r for r in collection["reviews"] if r["method"] == "runtime_execution"]
     assert all(r["attributes"]["verifyit_enabled"] is True for r in runtime)
     assert all(r["attributes"]["verification"]["status"] == "verified" for r in runtime)
@@ -252,17 +252,17 @@ def test_enabled_verifyit_must_be_captured(tmp_path, write_config, checkout):
     message = review_fails(*run_args(config, output))
     task_id = load(output / "run.json")["tasks"][0]["id"]
     assert message == f"verifyit was enabled but no package code was captured for {task_id}"
-    assert (output / "tasks/0001/attempt.json").is_file()
+    assert (output / "tasks/0000/attempt.json").is_file()
 
 
 def test_verifyit_without_a_vcs_commit_is_an_execution_error(tmp_path, write_config, checkout):
     config = verifyit_config(tmp_path, write_config, checkout, commit=None)
     output = tmp_path / "run"
     review_fails(*run_args(config, output))
-    attempt = load(output / "tasks/0001/attempt.json")
+    attempt = load(output / "tasks/0000/attempt.json")
     assert attempt["verification"]["status"] == "error"
     assert "40-hex source commit" in attempt["verification"]["reason"]
-    events = (output / "tasks/0001/execution-001/verifier-trace.jsonl").read_text()
+    events = (output / "tasks/0000/execution-000/verifier-trace.jsonl").read_text()
     assert '"event": "execution_error"' in events
 
 
@@ -319,7 +319,7 @@ def test_native_revision_attestation_errors(finished):
     assert review_fails("--output", str(output), "--attest-native-revision", changed) == (
         "Native code changed at skyrl-gym/skyrl_gym; review must execute the new revision"
     )
-    index_path = output / "tasks/0001/execution-001/native-code-index.json"
+    index_path = output / "tasks/0000/execution-000/native-code-index.json"
     index = load(index_path)
     index[0]["sha256"] = "0" * 64
     index_path.write_text(json.dumps(index))
@@ -333,7 +333,7 @@ def test_native_revision_attestation_errors(finished):
     )
     assert not (output / "publication").exists()
     saved.pop("run.json")
-    saved.pop("tasks/0001/execution-001/native-code-index.json")
+    saved.pop("tasks/0000/execution-000/native-code-index.json")
     assert_intact(saved, output)
 
 

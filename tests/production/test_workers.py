@@ -101,8 +101,8 @@ def test_component_rewards(workers):
 
 def test_harbor_trial_settings(workers, tmp_path):
     _, harbor, _ = workers
-    a = harbor.trial_name(execution_dir=tmp_path / "execution-001")
-    b = harbor.trial_name(execution_dir=tmp_path / "execution-002")
+    a = harbor.trial_name(execution_dir=tmp_path / "execution-000")
+    b = harbor.trial_name(execution_dir=tmp_path / "execution-001")
     assert a.startswith("review-") and len(a) == 27 and a != b
     data = {
         "model": {"name": "Qwen/Q", "base_url": "http://m/v1", "parameters": {"top_p": 0.9}},
@@ -148,11 +148,11 @@ def test_multi_turn_environment_with_observations(tmp_path, write_config, model_
     config = write_config(tasks_path=write_parquet(tmp_path / "mt.parquet", rows))
     output = tmp_path / "run"
     make_review("--config", str(config), "--n", "1", "--output", str(output))
-    execution = output / "tasks/0001/execution-001"
+    execution = output / "tasks/0000/execution-000"
     trace = load(execution / "solver-trace.json")
     assert trace["turns"] == 2 and trace["done"] is True
     assert [m["role"] for m in trace["messages"]] == ["user", "assistant", "user", "assistant"]
-    assert (execution / "solver/turn-002/request.json").is_file()
+    assert (execution / "solver/turn-001/request.json").is_file()
     verification = load(execution / "attempt.json")["verification"]
     assert verification["status"] == "verified" and verification["passed"] is False
     assert verification["score"] == pytest.approx(0.1)
@@ -166,11 +166,11 @@ def test_an_exception_in_the_worker_is_an_error_verification(tmp_path, write_con
     config = write_config(tasks_path=write_parquet(tmp_path / "x.parquet", rows))
     output = tmp_path / "run"
     make_review("--config", str(config), "--n", "1", "--output", str(output))
-    attempt = load(output / "tasks/0001/attempt.json")
+    attempt = load(output / "tasks/0000/attempt.json")
     assert attempt["verification"]["status"] == "error"
     assert attempt["verification"]["diagnostics"]["exception_type"]
     assert attempt["verifier_executed"] is False
-    event = json.loads((output / "tasks/0001/execution-001/verifier-trace.jsonl").read_text())
+    event = json.loads((output / "tasks/0000/execution-000/verifier-trace.jsonl").read_text())
     assert event["event"] == "execution_error" and "Traceback" in event["traceback"]
     runtime = next(
         r for r in load(output / "quality-reviews.json")["reviews"]

@@ -39,11 +39,11 @@ def extract(tmp_path, archive, name=None):
 def test_extracts_a_run_directory(tmp_path):
     archive = tar_gz(
         tmp_path / "run.tar.gz",
-        [file_member("quality-reviews.json"), file_member("tasks/0001/execution-001/attempt.json")],
+        [file_member("quality-reviews.json"), file_member("tasks/0000/execution-000/attempt.json")],
     )
     root = extract(tmp_path, archive)
     assert (root / "quality-reviews.json").read_bytes() == b"{}\n"
-    assert (root / "tasks/0001/execution-001/attempt.json").is_file()
+    assert (root / "tasks/0000/execution-000/attempt.json").is_file()
 
 
 def test_single_top_level_folder_is_the_run_directory(tmp_path):
@@ -179,7 +179,7 @@ def test_expansion_is_bounded_by_a_ratio_of_the_upload(tmp_path, settings):
     archive = tmp_path / "run.tar.gz"
     data = b"\0" * (20 * 2**20)
     with tarfile.open(archive, "w:gz") as bundle:
-        info = tarfile.TarInfo("tasks/0001/execution-001/verifier.stdout")
+        info = tarfile.TarInfo("tasks/0000/execution-000/verifier.stdout")
         info.size = len(data)
         bundle.addfile(info, io.BytesIO(data))
     uploaded = archive.stat().st_size

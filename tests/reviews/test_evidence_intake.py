@@ -22,7 +22,7 @@ from tests.reviews.builders import (
 )
 
 pytestmark = pytest.mark.django_db
-ATTEMPT_FILE = "tasks/0001/execution-001/verifier.stdout"
+ATTEMPT_FILE = "tasks/0000/execution-000/verifier.stdout"
 
 
 @pytest.fixture
@@ -63,7 +63,7 @@ def test_an_uncited_hard_link_is_not_archived(source, tmp_path):
     review_id = publish(run_dir)["review_id"]
     paths = set(ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True))
     assert ATTEMPT_FILE not in paths
-    assert "tasks/0001/execution-001/verifier.stderr" in paths
+    assert "tasks/0000/execution-000/verifier.stderr" in paths
 
 
 def test_a_fifo_in_the_run_directory_neither_hangs_nor_is_archived(source, tmp_path):

@@ -38,8 +38,8 @@ def test_examples_are_for_real_sources_at_their_current_revisions(tmp_path, pack
             for evidence in review["evidence"]:
                 data = (run_dir / evidence["snapshot_path"]).read_bytes()
                 assert hashlib.sha256(data).hexdigest() == evidence["sha256"]
-        assert (run_dir / "tasks/0001/execution-001/solver/turn-001/request.json").is_file()
-        assert (run_dir / "tasks/0001/execution-001/solver/turn-001/response.json").is_file()
+        assert (run_dir / "tasks/0000/execution-000/solver/turn-000/request.json").is_file()
+        assert (run_dir / "tasks/0000/execution-000/solver/turn-000/response.json").is_file()
         manifest = json.loads((run_dir / "artifact-manifest.json").read_text())
         assert {entry["path"] for entry in manifest["files"]} >= {
             "quality-reviews.json",

@@ -77,16 +77,16 @@ def test_good_needs_a_runtime_review(tmp_path):
 
 def test_every_runtime_review_must_be_verified(tmp_path):
     document = collection(tmp_path)
-    review_by_id(document, "runtime-0002")["attributes"]["verification"]["status"] = "error"
+    review_by_id(document, "runtime-0001")["attributes"]["verification"]["status"] = "error"
     assert derive_rating(document) == "some_issues"
 
 
 def test_only_judge_and_source_synthesis_issues_count(tmp_path):
     document = collection(tmp_path)
-    review_by_id(document, "task-synthesis-0001")["findings"].append(issue("critical"))
-    review_by_id(document, "runtime-0001")["findings"].append(issue("critical"))
+    review_by_id(document, "task-synthesis-0000")["findings"].append(issue("critical"))
+    review_by_id(document, "runtime-0000")["findings"].append(issue("critical"))
     assert derive_rating(document) == "good"
-    review_by_id(document, "judge-0002-3")["findings"].append(issue("medium"))
+    review_by_id(document, "judge-0001-3")["findings"].append(issue("medium"))
     assert derive_rating(document) == "some_issues"
 
 

@@ -358,10 +358,10 @@ def test_evidence_above_the_size_limit(source, tmp_path, settings):
 def test_existing_artifact_with_different_content(source, tmp_path):
     run_dir = build_run(tmp_path)
     publish(run_dir)
-    (run_dir / "tasks/0001/execution-001/verifier.stderr").write_text("changed\n")
+    (run_dir / "tasks/0000/execution-000/verifier.stderr").write_text("changed\n")
     refuse(
         run_dir,
-        "Artifact tasks/0001/execution-001/verifier.stderr already exists with different content",
+        "Artifact tasks/0000/execution-000/verifier.stderr already exists with different content",
     )
 
 
@@ -379,15 +379,15 @@ def test_checks_run_in_order(source, tmp_path):
 def test_globbed_files_linking_outside_are_not_archived(source, tmp_path):
     run_dir = build_run(tmp_path)
     write_file(tmp_path, "secret.txt", b"outside the run\n")
-    stdout = run_dir / "tasks/0001/execution-001/verifier.stdout"
+    stdout = run_dir / "tasks/0000/execution-000/verifier.stdout"
     stdout.unlink()
     os.symlink(tmp_path / "secret.txt", stdout)
     result = publish(run_dir)
     paths = set(
         source_row().reviews.get(id=result["review_id"]).artifacts.values_list("path", flat=True)
     )
-    assert "tasks/0001/execution-001/verifier.stdout" not in paths
-    assert "tasks/0002/execution-001/verifier.stdout" in paths
+    assert "tasks/0000/execution-000/verifier.stdout" not in paths
+    assert "tasks/0001/execution-000/verifier.stdout" in paths
 
 
 @pytest.mark.parametrize(("bad_path", "shown"), [("a\nb.json", "a\\nb.json"), ("a\tb", "a\\tb")])

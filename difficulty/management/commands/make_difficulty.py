@@ -30,7 +30,7 @@ class Command(BaseCommand):
         parser.add_argument(
             "--atlas-id", required=True, help="Atlas source ID to measure (must be Good)."
         )
-        parser.add_argument("--n", type=int, required=True, help="Shared sample size (> 0).")
+        parser.add_argument("-n", "--n", type=int, required=True, help="Shared sample size (> 0).")
         parser.add_argument("--seed", type=int, default=42, help="Sampling seed (default 42).")
         parser.add_argument(
             "--output", type=Path, required=True, help="Run directory to create (or resume)."

@@ -34,7 +34,9 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--config", type=Path, help="JSON review configuration (required).")
-        parser.add_argument("--n", type=int, help="Number of tasks to sample (required, > 0).")
+        parser.add_argument(
+            "-n", "--n", type=int, help="Number of tasks to sample (required, > 0)."
+        )
         parser.add_argument("--seed", type=int, default=42, help="Sampling seed (default 42).")
         parser.add_argument(
             "--output", type=Path, required=True, help="Run directory to create (or resume)."

@@ -77,10 +77,11 @@ class Attempt:
         verdict = None
         executed = False
         while self.turns < max_turns:
+            turn = self.turns  # 0-based, as solver/turn-NNN
             self.turns += 1
-            reply = self._solve(messages, options)
+            reply = self._solve(messages, options, turn=turn)
             messages.append({"role": "assistant", "content": reply})
-            self.events.write("verify_start", turn=self.turns)
+            self.events.write("verify_start", turn=turn)
             with captured_output(
                 stdout=self.execution_dir / "verifier.stdout",
                 stderr=self.execution_dir / "verifier.stderr",
@@ -89,7 +90,7 @@ class Attempt:
             executed = True
             self.events.write(
                 "verify_end",
-                turn=self.turns,
+                turn=turn,
                 reward=step.get("reward"),
                 done=bool(step.get("done")),
                 metadata=step.get("metadata"),
@@ -118,7 +119,7 @@ class Attempt:
         """The last solver turn's finish_reason, None before any answer."""
         return self.finish_reasons[-1] if self.finish_reasons else None
 
-    def _solve(self, messages: list[dict[str, Any]], options: dict[str, Any]) -> str:
+    def _solve(self, messages: list[dict[str, Any]], options: dict[str, Any], *, turn: int) -> str:
         body = {
             **self.model["parameters"],
             **options,
@@ -127,7 +128,7 @@ class Attempt:
             "stream": False,
             "n": 1,
         }
-        turn_dir = self.execution_dir / "solver" / f"turn-{self.turns:03d}"
+        turn_dir = self.execution_dir / "solver" / f"turn-{turn:03d}"
         response = chat_completion(model=self.model, body=body, turn_dir=turn_dir)
         choices = response.get("choices") or []
         if len(choices) != 1:

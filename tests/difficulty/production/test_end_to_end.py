@@ -39,7 +39,7 @@ def load(path):
 def produced(tmp_path, write_config):
     output = tmp_path / "run"
     stdout, stderr = make_difficulty(
-        "--config", str(write_config()), "--atlas-id", SOURCE_ID, "--n", "4",
+        "--config", str(write_config()), "--atlas-id", SOURCE_ID, "-n", "4",
         "--output", str(output), "--jobs", "4",
     )  # fmt: skip
     return output, stdout, stderr
@@ -74,8 +74,8 @@ def test_the_report_counts_each_role_on_the_shared_sample(produced, model_server
         assert run["config"]["model"]["parameters"] == model["generation_parameters"]
         for outcome in model["task_outcomes"]:
             execution = output / outcome["execution_path"]
-            assert (execution / "solver/turn-001/request.json").is_file()
-            assert (execution / "solver/turn-001/response.json").is_file()
+            assert (execution / "solver/turn-000/request.json").is_file()
+            assert (execution / "solver/turn-000/response.json").is_file()
             assert (execution / "verifier.stdout").exists()
             assert (execution / "attempt.json").is_file()
 

@@ -104,7 +104,7 @@ def test_a_followup_filed_in_the_original_run_is_published_beside_it(
     assert entry["original_report_path"] == "difficulty.json"
     filed = json.loads((followup / "difficulty.json").read_text())
     path = filed["models"][0]["task_outcomes"][0]["execution_path"]
-    assert path.startswith("difficulty/followups/large-32k/difficulty/large/tasks/0001/")
+    assert path.startswith("difficulty/followups/large-32k/difficulty/large/tasks/0000/")
     assert (run / path / "attempt.json").is_file()
     call_command("publish_difficulty", "--run-dir", str(run), "--atlas-id", SOURCE_ID)
     result = json.loads((run / "atlas-difficulty-publication.json").read_text())

@@ -53,16 +53,16 @@ def test_resume_of_a_finished_run_makes_no_call(finished, model_server):
 def test_resume_runs_only_the_missing_attempt(finished, model_server):
     output, args = finished
     (output / "difficulty.json").unlink()
-    (output / "difficulty/small/tasks/0002/attempt.json").unlink()
+    (output / "difficulty/small/tasks/0001/attempt.json").unlink()
     make_difficulty(*args, "--resume")
     requests = model_server.chat_requests()
     small = current_protocol().required_role("small").model
     assert [request.model for request in requests] == [small]
     # A retry never overwrites the earlier attempt's folder.
-    assert (output / "difficulty/small/tasks/0002/execution-002/attempt.json").is_file()
+    assert (output / "difficulty/small/tasks/0001/execution-001/attempt.json").is_file()
     report = load(output / "difficulty.json")
     outcome = report["models"][0]["task_outcomes"][1]
-    assert outcome["execution_path"] == "difficulty/small/tasks/0002/execution-002"
+    assert outcome["execution_path"] == "difficulty/small/tasks/0001/execution-001"
 
 
 def test_resume_with_changed_inputs_is_refused(finished, write_config, model_server):
