@@ -121,11 +121,15 @@ def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResu
         raise UsageError("max-evidence-bytes must be positive")
     config = load_config(path=options.config)
     output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
+    run = _Run(config=config, options=options, output=output, stderr=stderr)
+    # Everything that can refuse the inputs runs before the output directory is created: a
+    # refused command leaves no half-made folder that the next attempt would have to --resume.
+    identity = run.plan()
     prepare_output(output=output, resume=options.resume)
     lock = RunLock(output)
     lock.acquire()
     try:
-        return _Run(config=config, options=options, output=output, stderr=stderr).execute()
+        return run.execute(identity=identity)
     finally:
         lock.release()
 
@@ -144,13 +148,17 @@ class _Run:
 
     # --- identity (§4, §5, §12.2–§12.3, §14.1) ---
 
-    def execute(self) -> RunResult:
+    def plan(self) -> dict[str, Any]:
+        """The sample, the grading identity and the run identity (nothing is written)."""
         sample = sample_tasks(
             candidates=read_tasks(source=self.source), n=self.options.n, seed=self.options.seed
         )
         self.sample = sample
         self.grading = self._grading(sample)
-        identity = self._identity(sample)
+        return self._identity(sample)
+
+    def execute(self, *, identity: dict[str, Any]) -> RunResult:
+        sample = self.sample
         self._check_or_write_identity(identity)
         self.snapshot = snapshot_id(identity=identity)
         self.marinskyrl = identity["marinskyrl"]
