@@ -13,6 +13,8 @@ from typing import Any
 from reviews.production.errors import ReviewProductionError
 from reviews.production.rundir import RUN_FILE, read_json, write_json_file
 
+# The registry of sources and their verifiers, a file of the MarinSkyRL checkout.
+REGISTRY_FILE = "infra/rl_data/sources.py"
 NATIVE_SCOPE = (
     "Full Gym library, native bindings, source registry and captured MSkyRL modules are unchanged."
 )
@@ -54,7 +56,7 @@ def attest_native_revision(*, run_dir: Path, registry_commit: str, atlas_row: Pa
         or _git_bytes(checkout, "cat-file", "-e", f"{registry_commit}^{{commit}}") is None
     ):
         raise ReviewProductionError(f"Unknown registry commit: {registry_commit}")
-    paths = [SOURCE_REGISTRY, GYM_LIBRARY, NATIVE_BINDINGS]
+    paths = [REGISTRY_FILE, SOURCE_REGISTRY, GYM_LIBRARY, NATIVE_BINDINGS]
     if atlas_row is not None:
         row = read_json(Path(atlas_row))
         match = TREE_URL.search((row or {}).get("verifier_url") or "")

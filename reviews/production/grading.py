@@ -11,6 +11,12 @@ A grading manifest (the Atlas row's ``grading_manifest``) has this shape::
       "task_assets": {"<task id>/<task-relative path>": "<sha256>"}   # Harbor mode
     }
 
+The reference Atlas's rows are read too: ``verifier_mode`` and ``environment`` on the row (and
+``revision`` when the row has no ``dataset_revision``), routes of ``{modules, program_revision,
+locked_packages: {name: [{version}]}, resources}``. Everything in them is checked but the
+``program_revision``, which the reference computes with its own normaliser; such a route is
+refused with a one-line reason instead of being trusted or crashing.
+
 A route's *program fingerprint* covers the parsed definitions of every module reachable from its
 root modules through imports that resolve inside the checkout (internal imports). Docstrings and
 annotations are dropped and the AST is dumped without positions, so comments and formatting do
@@ -26,6 +32,7 @@ import hashlib
 import json
 import re
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -198,66 +205,205 @@ def build_grading_manifest(
     return manifest
 
 
-def grading_identity(
-    *, snapshot_path: Path, source: dict[str, Any], runtime: dict[str, Any], tasks: list[Any]
-) -> dict[str, Any]:
-    """Verify the executed checkout against the Atlas snapshot; the run's ``grading`` record."""
+GRADING_MODES = ("verifyit", "legacy", "harbor")
+
+
+@dataclass(frozen=True)
+class SnapshotRoute:
+    name: str
+    # None for a reference-Atlas route: it pins a ``program_revision`` made by the reference's own
+    # fingerprint, which this tool does not recompute.
+    roots: tuple[str, ...] | None
+    fingerprint: str
+
+
+@dataclass(frozen=True)
+class GradingSnapshot:
+    """What a grading snapshot pins, read from either manifest format (module docstring)."""
+
+    revision: str
+    manifest: dict[str, Any]
+    mode: str
+    environment: str | None
+    routes: tuple[SnapshotRoute, ...]
+    resources: dict[str, str]
+    dependencies: dict[str, tuple[str, ...]]
+    task_assets: dict[str, str]
+
+
+def read_grading_snapshot(*, snapshot_path: Path, source: dict[str, Any]) -> GradingSnapshot:
+    """The Atlas row's identity checks (§14.1) and its manifest, read without trusting its shape:
+    anything missing or of the wrong type is a one-line refusal, never a ``KeyError``."""
     try:
         row = json.loads(Path(snapshot_path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ReviewProductionError(f"Cannot read the grading snapshot: {exc}") from None
     if not isinstance(row, dict) or row.get("id") != source["source_id"]:
         raise ReviewProductionError("The grading snapshot identifies a different source selection")
-    if source.get("revision") != row.get("dataset_revision"):
+    # A row carrying only ``revision`` names its dataset revision there (the reference reads it).
+    if source.get("revision") != (row.get("dataset_revision") or row.get("revision")):
         raise ReviewProductionError("The grading snapshot identifies a different dataset revision")
     manifest = row.get("grading_manifest")
     revision = row.get("grading_revision")
     if not isinstance(manifest, dict) or manifest_revision(manifest) != revision:
         raise ReviewProductionError("The grading snapshot manifest does not match its revision")
-    checkout = Path(runtime["marinskyrl_checkout"])
+    routes = manifest.get("routes", {})
+    if not isinstance(routes, dict) or not all(isinstance(r, dict) for r in routes.values()):
+        raise ReviewProductionError(
+            "The grading snapshot manifest's routes must be an object of route objects"
+        )
+    if any("program_revision" in route for route in routes.values()):
+        return _reference_snapshot(row=row, manifest=manifest, revision=str(revision))
+    return _project_snapshot(manifest=manifest, revision=str(revision))
+
+
+def _project_snapshot(*, manifest: dict[str, Any], revision: str) -> GradingSnapshot:
     mode = manifest.get("mode")
-    if mode == "harbor":
-        _check_task_assets(manifest.get("task_assets") or {}, tasks)
+    if mode not in GRADING_MODES:
+        raise ReviewProductionError(
+            "The grading snapshot manifest names no grading mode (verifyit, legacy or harbor)"
+        )
+    routes = []
+    for name, route in sorted(manifest.get("routes", {}).items()):
+        roots, fingerprint = route.get("roots"), route.get("fingerprint")
+        if not _strings(roots) or not isinstance(fingerprint, str):
+            raise ReviewProductionError(
+                f"The grading snapshot route {name} needs its roots and fingerprint"
+            )
+        routes.append(SnapshotRoute(name=name, roots=tuple(roots), fingerprint=fingerprint))
+    dependencies = manifest.get("dependencies", {})
+    if not isinstance(dependencies, dict) or not all(_strings(v) for v in dependencies.values()):
+        raise ReviewProductionError(
+            "The grading snapshot dependencies must map each distribution to its allowed versions"
+        )
+    environment = manifest.get("environment")
+    return GradingSnapshot(
+        revision=revision,
+        manifest=manifest,
+        mode=mode,
+        environment=environment if isinstance(environment, str) else None,
+        routes=tuple(routes),
+        resources=_digests(manifest.get("resources", {}), what="resources"),
+        dependencies={name: tuple(versions) for name, versions in dependencies.items()},
+        task_assets=_digests(manifest.get("task_assets", {}), what="task_assets"),
+    )
+
+
+def _reference_snapshot(
+    *, row: dict[str, Any], manifest: dict[str, Any], revision: str
+) -> GradingSnapshot:
+    """The reference Atlas's format: ``verifier_mode`` and ``environment`` on the row; per route
+    ``modules``, ``program_revision``, ``locked_packages`` (``{name: [{version, …}]}``) and
+    ``resources``."""
+    mode = row.get("verifier_mode")
+    if mode not in GRADING_MODES:
+        raise ReviewProductionError(
+            "The grading snapshot names no verifier_mode (verifyit, legacy or harbor)"
+        )
+    environment = row.get("environment")
+    if mode != "harbor" and not isinstance(environment, str):
+        raise ReviewProductionError("The grading snapshot names no Gym environment")
+    routes = []
+    resources: dict[str, str] = {}
+    dependencies: dict[str, set[str]] = {}
+    for name, route in sorted(manifest["routes"].items()):
+        program = route.get("program_revision")
+        locked = route.get("locked_packages", {})
+        if not isinstance(program, str):
+            raise ReviewProductionError(
+                f"The grading snapshot route {name} has no program_revision"
+            )
+        if not isinstance(locked, dict) or not all(isinstance(v, list) for v in locked.values()):
+            raise ReviewProductionError(
+                f"The grading snapshot route {name} has unreadable locked_packages"
+            )
+        for package, entries in locked.items():
+            dependencies.setdefault(package, set()).update(
+                entry["version"]
+                for entry in entries
+                if isinstance(entry, dict) and isinstance(entry.get("version"), str)
+            )
+        resources.update(_digests(route.get("resources", {}), what="resources"))
+        routes.append(SnapshotRoute(name=name, roots=None, fingerprint=program))
+    return GradingSnapshot(
+        revision=revision,
+        manifest=manifest,
+        mode=mode,
+        environment=environment if isinstance(environment, str) else None,
+        routes=tuple(routes),
+        resources=resources,
+        dependencies={name: tuple(sorted(v)) for name, v in sorted(dependencies.items())},
+        task_assets={},
+    )
+
+
+def _strings(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(item, str) for item in value)
+
+
+def _digests(value: Any, *, what: str) -> dict[str, str]:
+    if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+        raise ReviewProductionError(
+            f"The grading snapshot {what} must map each path to its SHA-256"
+        )
+    return dict(value)
+
+
+def grading_identity(
+    *, snapshot_path: Path, source: dict[str, Any], runtime: dict[str, Any], tasks: list[Any]
+) -> dict[str, Any]:
+    """Verify the executed checkout against the Atlas snapshot; the run's ``grading`` record."""
+    snapshot = read_grading_snapshot(snapshot_path=snapshot_path, source=source)
+    checkout = Path(runtime["marinskyrl_checkout"])
+    if snapshot.mode == "harbor":
+        _check_task_assets(snapshot.task_assets, tasks)
     else:
-        environment = manifest.get("environment")
-        enabled = bool(runtime.get("gym_config", {}).get(environment, {}).get("verifyit_enabled"))
-        if enabled != (mode == "verifyit"):
+        environment = snapshot.environment
+        config = runtime.get("gym_config", {}).get(environment, {}) if environment else {}
+        if bool(config.get("verifyit_enabled")) != (snapshot.mode == "verifyit"):
             raise ReviewProductionError(
                 "The effective Gym verifyit mode differs from the captured grading route"
             )
-    dependencies = manifest.get("dependencies") or {}
-    key = "harbor_python" if mode == "harbor" else "gym_python"
+    key = "harbor_python" if snapshot.mode == "harbor" else "gym_python"
     python = runtime.get(key)
-    if dependencies and not python:
+    if snapshot.dependencies and not python:
         raise ReviewProductionError(
             f"runtime.{key} is needed to read the executed dependency versions"
         )
     versions = (
-        installed_versions(python=str(python), names=sorted(dependencies)) if dependencies else {}
+        installed_versions(python=str(python), names=sorted(snapshot.dependencies))
+        if snapshot.dependencies
+        else {}
     )
-    for name in sorted(dependencies):
-        if versions.get(name) not in dependencies[name]:
+    for name in sorted(snapshot.dependencies):
+        if versions.get(name) not in snapshot.dependencies[name]:
             raise ReviewProductionError(
                 f"Executed grading dependency {name}=={versions.get(name)} differs from its "
                 "captured runtime lock"
             )
-    paths = search_paths(checkout=checkout)
-    if mode == "harbor" and runtime.get("harbor_checkout"):
-        paths = [Path(runtime["harbor_checkout"]) / "src", *paths]
-    for name, route in sorted((manifest.get("routes") or {}).items()):
-        if program_fingerprint(paths=paths, roots=route["roots"]) != route["fingerprint"]:
-            raise ReviewProductionError(
-                f"Executed grading code differs from the Atlas snapshot for {name}"
-            )
-    for relative, digest in sorted((manifest.get("resources") or {}).items()):
+    for relative, digest in sorted(snapshot.resources.items()):
         path = checkout / relative
         if not path.is_file() or sha256_file(path) != digest:
             raise ReviewProductionError(f"Executed grading resource differs at {relative}")
+    paths = search_paths(checkout=checkout)
+    if snapshot.mode == "harbor" and runtime.get("harbor_checkout"):
+        paths = [Path(runtime["harbor_checkout"]) / "src", *paths]
+    for route in snapshot.routes:
+        if route.roots is None:
+            raise ReviewProductionError(
+                f"The grading snapshot pins {route.name} by the reference Atlas's program "
+                "fingerprint, which make_review does not recompute; use a snapshot whose "
+                "manifest gives roots and a fingerprint"
+            )
+        if program_fingerprint(paths=paths, roots=list(route.roots)) != route.fingerprint:
+            raise ReviewProductionError(
+                f"Executed grading code differs from the Atlas snapshot for {route.name}"
+            )
     return {
         "source_id": source["source_id"],
         "source_revision": source.get("revision"),
-        "grading_revision": revision,
-        "grading_manifest": manifest,
+        "grading_revision": snapshot.revision,
+        "grading_manifest": snapshot.manifest,
         "selected_code_verified": True,
         "installed_dependency_versions": versions,
     }

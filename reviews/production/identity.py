@@ -55,8 +55,9 @@ def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, An
     if not (checkout / ".git").exists():
         raise ReviewProductionError(f"Native checkout is not a git repository: {checkout}")
     commit = git(checkout=checkout, args=["rev-parse", "HEAD"]).strip()
-    # Untracked files (a __pycache__ the interpreter left) are not uncommitted changes.
-    status = git(checkout=checkout, args=["status", "--porcelain", "--untracked-files=no"])
+    # Untracked files count, as in the reference: an untracked importable module changes what
+    # runs. (Workers never write bytecode into a checkout: their cache lives in the run.)
+    status = git(checkout=checkout, args=["status", "--porcelain"])
     return {
         "checkout": str(checkout),
         "commit": commit,
@@ -66,8 +67,10 @@ def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, An
 
 
 def python_tree_sha256(*, checkout: Path, trees: tuple[str, ...]) -> str:
-    """One SHA-256 fed, tree by tree in the given order, with each ``*.py`` file below it (sorted
-    by path): its POSIX path relative to the checkout, then the raw 32-byte SHA-256 of the file."""
+    """One SHA-256 fed, tree by tree in the given order, with each ``*.py`` file below it: its
+    POSIX path relative to the checkout, then the raw 32-byte SHA-256 of the file. Files are
+    ordered component by component, as the reference orders paths (``a/x.py`` before
+    ``a-c/y.py``, where comparing the whole strings would put ``-`` before ``/``)."""
     digest = hashlib.sha256()
     for tree in trees:
         root = checkout / tree
@@ -75,7 +78,7 @@ def python_tree_sha256(*, checkout: Path, trees: tuple[str, ...]) -> str:
             continue
         files = sorted(
             (path for path in root.rglob("*.py") if path.is_file()),
-            key=lambda path: path.relative_to(checkout).as_posix(),
+            key=lambda path: path.relative_to(checkout).parts,
         )
         for path in files:
             digest.update(path.relative_to(checkout).as_posix().encode("utf-8"))

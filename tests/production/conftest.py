@@ -73,6 +73,13 @@ def build_checkout(root: Path) -> Path:
     (root / "marinskyrl" / "registry.py").write_text(
         f'SOURCES = {{"{SOURCE_ID}": "gsm8k"}}\n', encoding="utf-8"
     )
+    # The registry of sources and their transforms, a file the native attestation compares.
+    (root / "infra" / "rl_data").mkdir(parents=True)
+    (root / "infra" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "infra" / "rl_data" / "__init__.py").write_text("", encoding="utf-8")
+    (root / "infra" / "rl_data" / "sources.py").write_text(
+        f'GSM8K_DATASET = "{REPOSITORY}"\nSOURCES = {{"gsm8k": GSM8K_DATASET}}\n', encoding="utf-8"
+    )
     git(root, "init", "-q", "-b", "main")
     commit_all(root, "MarinSkyRL test checkout")
     return root

@@ -301,7 +301,7 @@ def test_checkout_identity(checkout):
     ).stdout.strip()
     digest = hashlib.sha256()
     for tree in MARINSKYRL_TREES:
-        for path in sorted((checkout / tree).rglob("*.py"), key=lambda p: p.as_posix()):
+        for path in sorted((checkout / tree).rglob("*.py"), key=lambda p: p.parts):
             digest.update(path.relative_to(checkout).as_posix().encode())
             digest.update(hashlib.sha256(path.read_bytes()).digest())
     assert identity == {
@@ -310,7 +310,7 @@ def test_checkout_identity(checkout):
         "dirty": False,
         "python_tree_sha256": digest.hexdigest(),
     }
-    (checkout / "marinskyrl/__pycache__").mkdir()  # untracked: not an uncommitted change
+    (checkout / "marinskyrl/__pycache__").mkdir()  # an empty folder is nothing git would track
     assert not checkout_identity(checkout=checkout, trees=MARINSKYRL_TREES)["dirty"]
     (checkout / "marinskyrl/registry.py").write_text("SOURCES = {}\n")
     changed = checkout_identity(checkout=checkout, trees=MARINSKYRL_TREES)

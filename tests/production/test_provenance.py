@@ -13,12 +13,19 @@ from pathlib import Path
 import pytest
 
 from reviews.production.errors import ReviewProductionError
-from reviews.production.grading import build_grading_manifest, manifest_revision, single_verifyit
+from reviews.production.grading import (
+    build_grading_manifest,
+    grading_identity,
+    manifest_revision,
+    single_verifyit,
+)
+from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
 from tests.production.conftest import (
     DATASET_REVISION,
     SOURCE_ID,
     VERIFYIT_PIN,
     commit_all,
+    git,
     gsm8k_rows,
     write_parquet,
 )
@@ -123,6 +130,107 @@ def test_executed_grading_code_and_resources(tmp_path, write_config, checkout):
     assert review_fails(*run_args(config, tmp_path / "resource")) == (
         "Executed grading resource differs at skyrl-gym/pyproject.toml"
     )
+
+
+def reference_row(tmp_path: Path, checkout: Path, **route_changes) -> Path:
+    """A row in the reference Atlas's format: mode and environment on the row, only ``revision``,
+    routes pinned by ``program_revision`` with ``locked_packages`` and per-route resources."""
+    pyproject = checkout / "skyrl-gym/pyproject.toml"
+    route = {
+        "modules": ["skyrl_gym.envs.gsm8k.env"],
+        "program_revision": "ab" * 32,
+        "locked_packages": {"pandas": [{"version": importlib.metadata.version("pandas")}]},
+        "resources": {
+            "skyrl-gym/pyproject.toml": hashlib.sha256(pyproject.read_bytes()).hexdigest()
+        },
+        **route_changes,
+    }
+    manifest = {"routes": {"gsm8k": route}}
+    row = {"id": SOURCE_ID, "revision": DATASET_REVISION, "verifier_mode": "legacy",
+           "environment": "gsm8k", "grading_scope": {"agents": []},
+           "grading_manifest": manifest,
+           "grading_revision": manifest_revision(manifest)}  # fmt: skip
+    path = tmp_path / "reference-row.json"
+    path.write_text(json.dumps(row), encoding="utf-8")
+    return path
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def check_grading(row: Path, checkout: Path, **runtime) -> dict:
+    return grading_identity(
+        snapshot_path=row,
+        source={"source_id": SOURCE_ID, "revision": DATASET_REVISION},
+        runtime={"marinskyrl_checkout": str(checkout), "gym_python": sys.executable,
+                 "gym_config": {"gsm8k": {"verifyit_enabled": False}}, **runtime},
+        tasks=[],
+    )  # fmt: skip
+
+
+def test_a_reference_atlas_snapshot_is_read_then_refused_in_one_line(tmp_path, checkout):
+    # Everything it pins is checked: the locked packages...
+    wrong = reference_row(tmp_path, checkout, locked_packages={"pandas": [{"version": "0.0.1"}]})
+    with pytest.raises(ReviewProductionError) as failure:
+        check_grading(wrong, checkout)
+    assert str(failure.value) == (
+        f"Executed grading dependency pandas=={importlib.metadata.version('pandas')} differs "
+        "from its captured runtime lock"
+    )
+    # ...its resources...
+    with pytest.raises(ReviewProductionError, match="resource differs at skyrl-gym/pyproject"):
+        check_grading(reference_row(tmp_path, checkout, resources={
+            "skyrl-gym/pyproject.toml": "0" * 64}), checkout)  # fmt: skip
+    # ...its verifier mode against the executed Gym configuration...
+    with pytest.raises(ReviewProductionError, match="effective Gym verifyit mode differs"):
+        check_grading(reference_row(tmp_path, checkout), checkout,
+                      gym_config={"gsm8k": {"verifyit_enabled": True}})  # fmt: skip
+    # ...and the program revision, which only the reference's normaliser computes, is refused.
+    with pytest.raises(ReviewProductionError) as failure:
+        check_grading(reference_row(tmp_path, checkout), checkout)
+    message = str(failure.value)
+    assert message.startswith("The grading snapshot pins gsm8k by the reference Atlas's program")
+    assert "\n" not in message
+
+
+@pytest.mark.parametrize(
+    ("manifest_change", "message"),
+    [
+        ({"routes": {"gsm8k": {"modules": ["skyrl_gym.envs.gsm8k.env"]}}},
+         "The grading snapshot route gsm8k needs its roots and fingerprint"),
+        ({"routes": ["gsm8k"]},
+         "The grading snapshot manifest's routes must be an object of route objects"),
+        ({"mode": "native"},
+         "The grading snapshot manifest names no grading mode (verifyit, legacy or harbor)"),
+        ({"resources": ["skyrl-gym/pyproject.toml"]},
+         "The grading snapshot resources must map each path to its SHA-256"),
+        ({"dependencies": {"pandas": "2.2"}},
+         "The grading snapshot dependencies must map each distribution to its allowed versions"),
+    ],
+)  # fmt: skip
+def test_an_unreadable_manifest_is_refused_in_one_line(tmp_path, checkout, manifest_change,
+                                                       message):  # fmt: skip
+    manifest = {**load(snapshot(tmp_path, checkout))["grading_manifest"], **manifest_change}
+    row = tmp_path / "bad-row.json"
+    row.write_text(json.dumps({"id": SOURCE_ID, "dataset_revision": DATASET_REVISION,
+                               "grading_manifest": manifest,
+                               "grading_revision": manifest_revision(manifest)}))  # fmt: skip
+    with pytest.raises(ReviewProductionError) as failure:
+        check_grading(row, checkout)
+    assert str(failure.value) == message
+
+
+def test_a_row_carrying_only_revision_is_accepted(tmp_path, checkout):
+    row = load(snapshot(tmp_path, checkout))
+    row["revision"] = row.pop("dataset_revision")
+    path = tmp_path / "revision-only.json"
+    path.write_text(json.dumps(row))
+    assert check_grading(path, checkout)["source_revision"] == DATASET_REVISION
+    row["revision"] = "f" * 40
+    path.write_text(json.dumps(row))
+    with pytest.raises(ReviewProductionError, match="different dataset revision"):
+        check_grading(path, checkout)
 
 
 CHANGING_WORKER = """
@@ -301,10 +409,14 @@ def test_native_revision_attestation(finished, tmp_path):
     document = load(target)
     assert document["reviewed_commit"] == reviewed and document["registry_commit"] == registry
     paths = [item["path"] for item in document["objects"]]
-    assert paths[:4] == [
-        "marinskyrl", "skyrl-gym/skyrl_gym", "skyrl-train/skyrl_train/trajectory_runners",
-        "skyrl-gym/skyrl_gym/envs/gsm8k",
+    assert paths[:5] == [
+        "infra/rl_data/sources.py", "marinskyrl", "skyrl-gym/skyrl_gym",
+        "skyrl-train/skyrl_train/trajectory_runners", "skyrl-gym/skyrl_gym/envs/gsm8k",
     ]  # fmt: skip
+    registry_file = document["objects"][0]
+    assert registry_file["reviewed_object"] == (
+        git(checkout, "rev-parse", f"{reviewed}:{paths[0]}").strip()
+    )
     assert "skyrl-gym/skyrl_gym/envs/gsm8k/utils.py" in paths
     assert all(i["reviewed_object"] == i["registry_object"] for i in document["objects"])
     assert document["scope"].startswith("Full Gym library, native bindings")
@@ -313,6 +425,14 @@ def test_native_revision_attestation(finished, tmp_path):
 def test_native_revision_attestation_errors(finished):
     output, checkout = finished
     saved = snapshot_files(output)
+    registry_file = checkout / "infra/rl_data/sources.py"
+    original = registry_file.read_text()
+    registry_file.write_text(original + 'SOURCES["svamp"] = "ChilleD/SVAMP"\n')
+    registry = commit_all(checkout, "registry change")
+    assert review_fails("--output", str(output), "--attest-native-revision", registry) == (
+        "Native code changed at infra/rl_data/sources.py; review must execute the new revision"
+    )
+    registry_file.write_text(original)
     utils = checkout / "skyrl-gym/skyrl_gym/envs/gsm8k/utils.py"
     utils.write_text(utils.read_text() + "\n# changed\n")
     changed = commit_all(checkout, "verifier change")
@@ -404,3 +524,40 @@ def test_harbor_grading_checks_the_selected_task_assets(tmp_path, write_config):
     assert review_fails(*run_args(config, tmp_path / "run")) == (
         "Selected native task verifier assets differ from the grading snapshot"
     )
+
+
+# --- §5.2 checkout identity ---
+
+
+def test_an_untracked_module_makes_the_checkout_dirty(tmp_path, checkout, write_config):
+    assert checkout_identity(checkout=checkout, trees=MARINSKYRL_TREES)["dirty"] is False
+    # An importable module nobody committed changes what runs: the checkout is dirty.
+    (checkout / "skyrl-gym/skyrl_gym/envs/shadow.py").write_text("GROUND_TRUTH = 'anything'\n")
+    output = tmp_path / "run"
+    make_review(*run_args(write_config(), output))
+    assert load(output / "run.json")["marinskyrl"]["dirty"] is True
+    assert load(output / "quality-reviews.json")["execution_provenance"]["marinskyrl_dirty"]
+    commit = load(output / "run.json")["marinskyrl"]["commit"]
+    assert review_fails("--output", str(output), "--attest-native-revision", commit) == (
+        "Cannot attest a dirty native checkout"
+    )
+
+
+def test_python_tree_hash_orders_paths_component_by_component(checkout):
+    library = checkout / "skyrl-gym/skyrl_gym"
+    for relative in ("a/x.py", "a-c/y.py", "a/b/z.py"):
+        (library / relative).parent.mkdir(parents=True, exist_ok=True)
+        (library / relative).write_text(f"NAME = {relative!r}\n")
+    identity = checkout_identity(checkout=checkout, trees=("skyrl-gym/skyrl_gym",))
+    files = [p.relative_to(checkout).as_posix() for p in library.rglob("*.py")]
+    ordered = sorted(files, key=lambda path: path.split("/"))
+    # Component order puts a/... before a-c/...; whole-string order would not.
+    assert ordered.index("skyrl-gym/skyrl_gym/a/x.py") < ordered.index(
+        "skyrl-gym/skyrl_gym/a-c/y.py"
+    )
+    assert sorted(files) != ordered
+    digest = hashlib.sha256()
+    for relative in ordered:
+        digest.update(relative.encode())
+        digest.update(hashlib.sha256((checkout / relative).read_bytes()).digest())
+    assert identity["python_tree_sha256"] == digest.hexdigest()
