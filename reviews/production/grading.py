@@ -252,12 +252,18 @@ def read_grading_snapshot(*, snapshot_path: Path, source: dict[str, Any]) -> Gra
         raise ReviewProductionError(
             "The grading snapshot manifest's routes must be an object of route objects"
         )
-    if any("program_revision" in route for route in routes.values()):
-        return _reference_snapshot(row=row, manifest=manifest, revision=str(revision))
-    return _project_snapshot(manifest=manifest, revision=str(revision))
+    reference = any("program_revision" in route for route in routes.values())
+    pinned = (_reference_pins if reference else _project_pins)(row=row, manifest=manifest)
+    environment = pinned.pop("environment")
+    return GradingSnapshot(
+        revision=str(revision),
+        manifest=manifest,
+        environment=environment if isinstance(environment, str) else None,
+        **pinned,
+    )
 
 
-def _project_snapshot(*, manifest: dict[str, Any], revision: str) -> GradingSnapshot:
+def _project_pins(*, row: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
     mode = manifest.get("mode")
     if mode not in GRADING_MODES:
         raise ReviewProductionError(
@@ -276,22 +282,17 @@ def _project_snapshot(*, manifest: dict[str, Any], revision: str) -> GradingSnap
         raise ReviewProductionError(
             "The grading snapshot dependencies must map each distribution to its allowed versions"
         )
-    environment = manifest.get("environment")
-    return GradingSnapshot(
-        revision=revision,
-        manifest=manifest,
-        mode=mode,
-        environment=environment if isinstance(environment, str) else None,
-        routes=tuple(routes),
-        resources=_digests(manifest.get("resources", {}), what="resources"),
-        dependencies={name: tuple(versions) for name, versions in dependencies.items()},
-        task_assets=_digests(manifest.get("task_assets", {}), what="task_assets"),
-    )
+    return {
+        "mode": mode,
+        "environment": manifest.get("environment"),
+        "routes": tuple(routes),
+        "resources": _digests(manifest.get("resources", {}), what="resources"),
+        "dependencies": {name: tuple(versions) for name, versions in dependencies.items()},
+        "task_assets": _digests(manifest.get("task_assets", {}), what="task_assets"),
+    }
 
 
-def _reference_snapshot(
-    *, row: dict[str, Any], manifest: dict[str, Any], revision: str
-) -> GradingSnapshot:
+def _reference_pins(*, row: dict[str, Any], manifest: dict[str, Any]) -> dict[str, Any]:
     """The reference Atlas's format: ``verifier_mode`` and ``environment`` on the row; per route
     ``modules``, ``program_revision``, ``locked_packages`` (``{name: [{version, …}]}``) and
     ``resources``."""
@@ -325,16 +326,14 @@ def _reference_snapshot(
             )
         resources.update(_digests(route.get("resources", {}), what="resources"))
         routes.append(SnapshotRoute(name=name, roots=None, fingerprint=program))
-    return GradingSnapshot(
-        revision=revision,
-        manifest=manifest,
-        mode=mode,
-        environment=environment if isinstance(environment, str) else None,
-        routes=tuple(routes),
-        resources=resources,
-        dependencies={name: tuple(sorted(v)) for name, v in sorted(dependencies.items())},
-        task_assets={},
-    )
+    return {
+        "mode": mode,
+        "environment": environment,
+        "routes": tuple(routes),
+        "resources": resources,
+        "dependencies": {name: tuple(sorted(v)) for name, v in sorted(dependencies.items())},
+        "task_assets": {},
+    }
 
 
 def _strings(value: Any) -> bool:
