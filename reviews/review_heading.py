@@ -39,7 +39,11 @@ class ReviewHeading:
 
     @property
     def issue_label(self) -> str:
-        return count_label(self.issue_count, "issue") if self.issue_count else "No issues"
+        """This collection's own count, said as such: the issue panel below also lists the
+        findings of the source's supplemental collections."""
+        if not self.issue_count:
+            return "No issues in this collection"
+        return f"{count_label(self.issue_count, 'issue')} in this collection"
 
     @property
     def example_notice(self) -> str:

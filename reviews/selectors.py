@@ -213,6 +213,16 @@ class EvidenceItem:
 
 
 @dataclass(frozen=True)
+class Resolution:
+    """How a reported verifier defect was resolved: its issue, the resolution collection and
+    when."""
+
+    issue_url: str
+    review_id: str
+    resolved_at: dt.datetime
+
+
+@dataclass(frozen=True)
 class ReviewCard:
     review: dict[str, Any]
     collection_id: str
@@ -229,6 +239,8 @@ class ReviewCard:
     observations: list[dict[str, Any]]
     evidence: list[EvidenceItem]
     open: bool = False
+    # The verifier defect this review's issues reported, resolved since (a historical finding).
+    resolution: Resolution | None = None
 
     @property
     def title(self) -> str:
@@ -257,6 +269,39 @@ class IssueLine:
     text: str
     superseded: bool
     anchor: str
+    resolution: Resolution | None = None
+    # Reported by a collection of the source's pool, not by the one this page shows.
+    from_pool: bool = False
+
+
+def finding_resolutions(*, bundle: ReviewBundle) -> dict[tuple[str, str | None], Resolution]:
+    """The resolved defects by (confirming collection, issue URL), and by (collection, None) for
+    a confirming collection none of whose defects is still open: a defect review names its issue
+    (``attributes.issue_url``) or, when it does not, stands for its collection's."""
+    open_by_review = {issue.review_id for issue in bundle.open_issues}
+    found: dict[tuple[str, str | None], Resolution] = {}
+    for issue in bundle.resolved_issues:
+        if issue.resolution_review_id is None:  # cannot happen: a check constraint
+            continue
+        resolution = Resolution(
+            issue_url=issue.issue_url,
+            review_id=issue.resolution_review_id,
+            resolved_at=issue.updated_at,
+        )
+        found[(issue.review_id, issue.issue_url)] = resolution
+        if issue.review_id not in open_by_review:
+            found.setdefault((issue.review_id, None), resolution)
+    return found
+
+
+def _resolution_of(
+    item: dict[str, Any], *, owner_id: str, resolutions: dict[tuple[str, str | None], Resolution]
+) -> Resolution | None:
+    attributes = item.get("attributes")
+    issue_url = attributes.get("issue_url") if isinstance(attributes, dict) else None
+    if isinstance(issue_url, str):
+        return resolutions.get((owner_id, issue_url))
+    return resolutions.get((owner_id, None))
 
 
 def review_cards(*, bundle: ReviewBundle) -> list[ReviewCard]:
@@ -268,21 +313,24 @@ def review_cards(*, bundle: ReviewBundle) -> list[ReviewCard]:
         for item in owner.collection.get("reviews") or []
         if item.get("supersedes_review_id")
     }
+    resolutions = finding_resolutions(bundle=bundle)
     cards = []
     for owner in collections:
         subjects = {s.get("id"): s for s in owner.collection.get("subjects") or []}
         owned_paths = bundle.artifact_paths.get(owner.id, frozenset())
         for item in owner.collection.get("reviews") or []:
-            cards.append(
-                _card(
-                    item=item,
-                    owner=owner,
-                    subject=subjects.get(item.get("subject_id")),
-                    owned_paths=owned_paths,
-                    superseded=item.get("id") in superseded_ids,
-                    is_main=owner.id == bundle.review.id,
-                )
+            card = _card(
+                item=item,
+                owner=owner,
+                subject=subjects.get(item.get("subject_id")),
+                owned_paths=owned_paths,
+                superseded=item.get("id") in superseded_ids,
+                is_main=owner.id == bundle.review.id,
             )
+            if card.issues:
+                resolution = _resolution_of(item, owner_id=owner.id, resolutions=resolutions)
+                card = replace(card, resolution=resolution)
+            cards.append(card)
     cards.sort(key=_card_order)
     current = next(
         (c for c in cards if c.is_main_collection and c.is_source_synthesis and not c.superseded),
@@ -351,7 +399,8 @@ def _card_order(card: ReviewCard) -> tuple[bool, bool, bool, float, str]:
 
 
 def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
-    """Every ``kind: issue`` finding of the displayed cards, in card order."""
+    """Every ``kind: issue`` finding of the displayed cards, in card order; a finding of a
+    verifier defect resolved since says so."""
     return [
         IssueLine(
             prefix=f"{card.method_label} · {card.reviewer_label}",
@@ -361,10 +410,39 @@ def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
             text=finding.get("text") or "",
             superseded=card.superseded,
             anchor=card.anchor,
+            resolution=card.resolution,
+            from_pool=not card.is_main_collection,
         )
         for card in cards
         for finding in card.issues
     ]
+
+
+@dataclass(frozen=True)
+class IssuePanel:
+    """The "Reported technical issues" panel: its lines and how its title counts them."""
+
+    lines: list[IssueLine]
+
+    @property
+    def unresolved(self) -> int:
+        return sum(1 for line in self.lines if line.resolution is None)
+
+    @property
+    def resolved(self) -> int:
+        return len(self.lines) - self.unresolved
+
+    @property
+    def from_pool(self) -> int:
+        return sum(1 for line in self.lines if line.from_pool)
+
+    @property
+    def count_text(self) -> str:
+        if not self.resolved:
+            return str(len(self.lines))
+        if not self.unresolved:
+            return f"{len(self.lines)} · resolved"
+        return f"{len(self.lines)} · {self.resolved} resolved"
 
 
 # --- header ---------------------------------------------------------------------------
@@ -568,6 +646,7 @@ class ReviewPage:
     bundle: ReviewBundle
     cards: list[ReviewCard]
     issues: list[IssueLine]
+    issue_panel: IssuePanel
     provenance: ProvenanceLine
     reviewed_at: dt.datetime | None
     applicability: Applicability
@@ -586,10 +665,12 @@ def review_page(*, review_id: str) -> ReviewPage | None:
     cards = review_cards(bundle=bundle)
     supplemental = [other.collection for other in bundle.supplemental]
     collection = bundle.review.collection
+    issues = issue_summary(cards=cards)
     return ReviewPage(
         bundle=bundle,
         cards=cards,
-        issues=issue_summary(cards=cards),
+        issues=issues,
+        issue_panel=IssuePanel(lines=issues),
         provenance=provenance_line(collection=collection, supplemental=supplemental),
         # This collection's own latest judgment: publishing another collection of the source
         # never changes what a review page says about itself.

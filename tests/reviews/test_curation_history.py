@@ -4,34 +4,17 @@ defect confirmations and resolutions, difficulty publications — on /changes/, 
 
 from __future__ import annotations
 
-import datetime as dt
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from atlas.models import RefreshRun, SourceChange
-from difficulty.examples import write_example_difficulty
-from difficulty.publication import publish_difficulty_run
-from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
-from reviews.models import VerifierIssue
-from tests.conftest import make_row
-from tests.reviews.builders import (
-    DATA_REVISION,
-    SOURCE_ID,
-    VERIFIER_REVISION,
-    build_run,
-    publish,
-    rewrite_collection,
-    sync_rows,
-)
-from tests.reviews.factories import finding
+from tests.reviews.builders import SOURCE_ID
+from tests.reviews.defect_walk import ISSUE_URL
 
 pytestmark = pytest.mark.django_db
-ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/4242"
 ATOM = "{http://www.w3.org/2005/Atom}"
 
 
@@ -41,72 +24,6 @@ def curation() -> list[tuple[str, dict]]:
         (change.kind, change.fields)
         for change in SourceChange.objects.filter(run__isnull=True).order_by("at", "id")
     ]
-
-
-def source_synthesis(collection: dict) -> dict:
-    return next(r for r in collection["reviews"] if r["id"] == "source-synthesis")
-
-
-def defect_run(root: Path) -> Path:
-    run_dir = build_run(root, "defect", started_at=timezone.now() - dt.timedelta(hours=3))
-
-    def mark(collection: dict) -> None:
-        synthesis = source_synthesis(collection)
-        synthesis["attributes"].update(
-            {"review_pool_role": "verifier_defect", "issue_url": ISSUE_URL}
-        )
-        synthesis["findings"] = [finding("defect-1", "Rejects 1,234.", severity="high")]
-
-    rewrite_collection(run_dir, mark)
-    return run_dir
-
-
-def fix_run(root: Path) -> Path:
-    run_dir = build_run(root, "fix", started_at=timezone.now() - dt.timedelta(hours=1))
-
-    def resolve(collection: dict) -> None:
-        synthesis = source_synthesis(collection)
-        synthesis["attributes"]["resolved_verifier_issues"] = [
-            {
-                "issue_url": ISSUE_URL,
-                "dataset_revision": DATA_REVISION,
-                "verifier_revision": VERIFIER_REVISION,
-                "fix_validated": True,
-            }
-        ]
-
-    rewrite_collection(run_dir, resolve)
-    return run_dir
-
-
-@pytest.fixture
-def walked(write_catalog, tmp_path):
-    """Good → difficulty → defect confirmed → fix published (capped) → resolved → Good again."""
-    sync_rows(
-        write_catalog,
-        make_row(SOURCE_ID, dataset_revision=DATA_REVISION, verifier_revision=VERIFIER_REVISION),
-    )
-    curator = User.objects.create_user("alice", password="history-pass-1", is_staff=True)
-    good = build_run(tmp_path, "good", started_at=timezone.now() - dt.timedelta(days=1))
-    first = publish(good, user=curator)
-    publish(good)  # identical: nothing new happened
-    measured = tmp_path / "difficulty"
-    measured.mkdir()
-    write_example_difficulty(run_dir=measured, atlas_id=SOURCE_ID, source_revision=DATA_REVISION)
-    publish_difficulty_run(run_dir=measured, atlas_id=SOURCE_ID, user=curator)
-    publish_difficulty_run(run_dir=measured, atlas_id=SOURCE_ID)  # identical again
-    defect = publish(defect_run(tmp_path), user=curator)
-    issue = confirm_verifier_issue(
-        source_id=SOURCE_ID, issue_url=ISSUE_URL, review_id=defect["review_id"], user=curator
-    )
-    VerifierIssue.objects.filter(pk=issue.pk).update(
-        created_at=timezone.now() - dt.timedelta(hours=2)
-    )
-    fix_dir = fix_run(tmp_path)
-    fix = publish(fix_dir, user=curator)
-    resolve_verifier_issue(issue_id=issue.pk, resolution_review_id=fix["review_id"], user=curator)
-    publish(fix_dir, user=curator)  # uncapped now: Good returns
-    return {"good": first["review_id"], "defect": defect["review_id"], "fix": fix["review_id"]}
 
 
 def test_each_curator_action_is_recorded_with_what_it_changed(walked):

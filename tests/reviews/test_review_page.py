@@ -158,7 +158,7 @@ def test_the_header_counts_this_collections_issues_and_names_kinds_without_ratin
     )
     assert issues >= 1
     label = f"{issues} issue" + ("s" if issues > 1 else "")
-    assert f'<span class="badge badge-red">{label}</span>' in header
+    assert f'<span class="badge badge-red">{label} in this collection</span>' in header
     assert "Supplemental evidence · no rating" in header
 
 
