@@ -8,7 +8,6 @@ writer (``reviews.defect_invariant``): both services write inside ``defect_write
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from django.db import transaction
@@ -21,12 +20,10 @@ from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
 from atlas.vocabularies import ChangeKind, Quality
 from reviews.defect_invariant import defect_writer
+from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.vocabularies import ReviewKind
 
-GITHUB_ISSUE_RE = re.compile(
-    r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*$"
-)
 RESOLUTION_PREFIX = (
     "Resolve verifier defects with a fresh native review and applicable fix evidence: "
 )
@@ -55,8 +52,8 @@ def validate_confirmation(
     source = Source.objects.filter(id=source_id).first()
     if source is None:
         raise DefectRuleError(f"Source not found: {source_id}")
-    if not GITHUB_ISSUE_RE.match(issue_url or ""):
-        raise DefectRuleError(f"Verifier issues must link a GitHub issue: {issue_url}")
+    if not is_github_issue_url(issue_url):
+        raise DefectRuleError(not_an_issue(issue_url))
     review = Review.objects.filter(id=review_id).first()
     if review is None:
         raise DefectRuleError("Review not found")

@@ -1,0 +1,12 @@
+"""The curators' tools (issue 23): carry a verdict to its end with native evidence.
+
+``reproduce_defect`` re-runs saved native inputs through the same worker at the recorded verifier
+revision and writes the supplemental collection that confirms a defect; ``validate_fix`` re-runs
+the saved failing inputs and incorrect-answer controls at the repaired checkout and writes the
+resolution collection; ``fetch_review`` brings a published review's artifacts from an Atlas.
+
+Like ``reviews.production``, whose launcher, workers, records and checks it reuses, this package
+needs no database and no web code: it runs on the machine that holds the native checkouts. What
+the Atlas then accepts is decided by its own services (``publish_review``,
+``confirm_verifier_issue``, ``resolve_verifier_issue``), unchanged.
+"""

@@ -1,0 +1,212 @@
+"""Running cases through the native worker: the same launcher, worker script, interpreter and
+checkout a review uses (``reviews.production.launcher``), with the solver's turns answered by the
+replay endpoint instead of a model.
+
+Each case gets its own task folder of the case run directory (``tasks/NNNN/execution-NNN``, the
+layout ``make_review`` writes, so the publisher archives the same execution files) and a
+``replay.json`` beside the execution recording every answer served.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from reviews.curation.cases import Case, Observation
+from reviews.curation.errors import CurationRefused
+from reviews.curation.replay import REPLAY_MODEL, ReplayServer
+from reviews.curation.saved_runs import SavedAttempt
+from reviews.production.config import read_config_document, resolve_runtime
+from reviews.production.errors import ReviewProductionError
+from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
+from reviews.production.launcher import GRACE_SECONDS, Interrupted, run_attempt
+from reviews.production.rundir import task_folder, write_json_file
+from reviews.production.tasks import HARBOR_ROUTE, Task
+
+REPLAY_FILE = "replay.json"
+# What a saved input's runtime may not bring from the machine that recorded it: where the
+# interpreters and checkouts are on this one, and how long this machine waits.
+LOCAL_RUNTIME_KEYS = (
+    "marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python", "workers",
+    "worker_timeout", "agent_timeout",
+)  # fmt: skip
+
+
+def local_runtime(*, config: Path | None, recorded: dict[str, Any] | None) -> dict[str, Any]:
+    """The runtime block of ``config`` (a review config on this machine), else the one the run
+    recorded (a local run re-run where it ran)."""
+    if config is not None:
+        path, raw = read_config_document(path=config)
+        return resolve_runtime(runtime=raw.get("runtime"), base=path.parent)
+    if recorded is None:
+        raise CurationRefused(
+            "The run records no runtime for this machine; pass --config with a review config "
+            "whose runtime names the local MarinSkyRL checkout and interpreter"
+        )
+    return recorded
+
+
+def case_runtime(*, saved: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
+    """The runtime the saved attempt ran with (environment config, turn cap, reward mode), with
+    this machine's paths and timeouts."""
+    runtime = {**saved}
+    for key in LOCAL_RUNTIME_KEYS:
+        if key in local:
+            runtime[key] = local[key]
+    return runtime
+
+
+def check_checkout(*, runtime: dict[str, Any], expected: dict[str, Any], purpose: str) -> dict:
+    """The local checkout's identity, refused unless it is the ``expected`` one (commit, Python
+    tree, dirtiness) — the code that ran is the code that runs again."""
+    checkout = runtime.get("marinskyrl_checkout")
+    if not checkout:
+        raise CurationRefused("runtime.marinskyrl_checkout is required to run native workers")
+    identity = checkout_identity(checkout=Path(checkout), trees=MARINSKYRL_TREES)
+    if identity["commit"] != expected["commit"]:
+        raise CurationRefused(
+            f"{purpose}: check out MarinSkyRL {expected['commit']} in {checkout} "
+            f"(it is at {identity['commit']})"
+        )
+    if identity["python_tree_sha256"] != expected.get("python_tree_sha256"):
+        raise CurationRefused(
+            f"{purpose}: the Python tree of {checkout} differs from the executed one at "
+            f"{expected['commit'][:12]}"
+        )
+    if identity["dirty"] != bool(expected.get("dirty")):
+        raise CurationRefused(
+            f"{purpose}: {checkout} has uncommitted changes; commit or stash them"
+            if identity["dirty"]
+            else f"{purpose}: the executed checkout had uncommitted changes that {checkout} lacks"
+        )
+    return identity
+
+
+def replay_task(attempt: SavedAttempt) -> Task:
+    """The saved task record as a task, its files taken from the saved execution."""
+    record = dict(attempt.task)
+    if record.get("route") == HARBOR_ROUTE:
+        raise CurationRefused(
+            f"{attempt.execution_path}: Harbor attempts replay through their agent's trajectory, "
+            "which these tools do not yet replay; reproduce it with make_review"
+        )
+    if record.get("task_dir"):
+        saved = attempt.execution_dir / "task"
+        if not saved.is_dir():
+            raise CurationRefused(
+                f"{attempt.execution_path}: the saved attempt's task files (task/) are missing"
+            )
+        record["task_dir"] = str(saved)
+    dataset = (record.get("packed_task") or {}).get("dataset_path")
+    if isinstance(dataset, str) and not Path(dataset).exists():
+        raise CurationRefused(
+            f"{attempt.execution_path}: its packed task dataset {dataset} is not on this machine"
+        )
+    fields = Task.__dataclass_fields__
+    try:
+        return Task(**{key: value for key, value in record.items() if key in fields})
+    except TypeError:
+        raise CurationRefused(
+            f"{attempt.execution_path}: the saved input's task record is incomplete"
+        ) from None
+
+
+def replay_model(*, saved: dict[str, Any], base_url: str, timeout: float) -> dict[str, Any]:
+    """The solver block a worker is given: the saved parameters (the environment sees the same
+    request options), the replay endpoint, no key, no retries."""
+    return {
+        "name": REPLAY_MODEL,
+        "base_url": base_url,
+        "timeout": timeout,
+        "revision": None,
+        "parameters": dict(saved.get("parameters") or {}),
+        "api_key_env": None,
+        "max_retries": 0,
+        "retry_backoff_seconds": 0.0,
+    }
+
+
+def run_cases(
+    *,
+    run_dir: Path,
+    cases: list[Case],
+    local: dict[str, Any],
+    progress: Callable[[str], None],
+    grace_seconds: float = GRACE_SECONDS,
+) -> list[Observation]:
+    """Every case through its worker, in order; a worker that fails is that case's observation
+    (the caller decides what it means), an interruption stops everything."""
+    stop = threading.Event()
+    observations = []
+    replay = ReplayServer()
+    replay.start()
+    try:
+        for case in cases:
+            progress(f"case {case.number:04d}: {case.name}, expecting {case.expectation}")
+            observations.append(
+                _run_case(
+                    run_dir=run_dir,
+                    case=case,
+                    local=local,
+                    replay=replay,
+                    stop=stop,
+                    grace_seconds=grace_seconds,
+                )
+            )
+            progress(f"case {case.number:04d}: {observations[-1].described}")
+    finally:
+        replay.stop()
+    return observations
+
+
+def _run_case(
+    *,
+    run_dir: Path,
+    case: Case,
+    local: dict[str, Any],
+    replay: ReplayServer,
+    stop: threading.Event,
+    grace_seconds: float,
+) -> Observation:
+    runtime = case_runtime(saved=case.attempt.config, local=local)
+    base_url, token = replay.endpoint(answers=list(case.answer.responses))
+    model = replay_model(
+        saved=case.attempt.model, base_url=base_url, timeout=float(runtime["worker_timeout"])
+    )
+    folder = task_folder(run_dir=run_dir, number=case.number)
+    before = _executions(folder)
+    try:
+        attempt = run_attempt(
+            run_dir=run_dir,
+            number=case.number,
+            task=replay_task(case.attempt),
+            model=model,
+            runtime=runtime,
+            stop=stop,
+            grace_seconds=grace_seconds,
+        )
+    except Interrupted:
+        raise
+    except ReviewProductionError as exc:
+        created = sorted(_executions(folder) - before)
+        execution = created[-1] if created else None
+        if execution is not None:
+            write_json_file(run_dir / execution / REPLAY_FILE, replay.record_of(token))
+        return Observation(case=case, execution_path=execution, attempt=None, worker_error=str(exc))
+    execution_path = attempt["execution_path"]
+    write_json_file(run_dir / execution_path / REPLAY_FILE, replay.record_of(token))
+    return Observation(case=case, execution_path=execution_path, attempt=attempt)
+
+
+def _executions(folder: Path) -> set[str]:
+    if not folder.is_dir():
+        return set()
+    root = folder.parent.parent
+    return {
+        os.path.relpath(path, root).replace(os.sep, "/")
+        for path in folder.iterdir()
+        if path.is_dir() and path.name.startswith("execution-")
+    }

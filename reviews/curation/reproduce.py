@@ -1,0 +1,314 @@
+"""``reproduce_defect`` (issue 23 §1): re-run the saved native inputs a curator suspects through
+the same native worker at the recorded verifier revision, and — only when every claimed case is
+contradicted by the native verifier — write the supplemental collection that can confirm the
+defect (``defects.md`` §1.2, §3).
+
+Refusals happen before anything is written when the request itself is wrong (an unknown attempt,
+the wrong checkout, a bad issue URL); once cases ran, a refusal keeps their executions and
+``reproduction.json`` for the curator to read, but writes no collection, so nothing in the output
+can confirm a defect.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from reviews.curation import records
+from reviews.curation.cases import (
+    DEFECT_KINDS,
+    EXPECTATIONS,
+    Answer,
+    Case,
+    Observation,
+    reference_answer,
+    saved_answer,
+    supplied,
+)
+from reviews.curation.errors import CurationRefused, UsageError
+from reviews.curation.execution import check_checkout, local_runtime, run_cases
+from reviews.curation.progress import progress_printer
+from reviews.curation.rundirs import finish, new_output, write_run_file
+from reviews.curation.saved_runs import SavedAttempt, SavedRun
+from reviews.github_issues import is_github_issue_url, not_an_issue
+from reviews.production import records as production_records
+from reviews.production.rundir import write_json_file
+
+REPORT_FILE = "reproduction.json"
+SEVERITIES = ("low", "medium", "high", "critical")
+TOOL = "reproduce_defect"
+DEFECT_ROLE = "verifier_defect"
+
+
+@dataclass(frozen=True)
+class ReproduceOptions:
+    run_dir: Path
+    attempts: tuple[str, ...]
+    kind: str
+    issue_url: str
+    expect: str
+    output: Path
+    saved_answer: bool = False
+    reference_answer: bool = False
+    answers: tuple[str, ...] = ()
+    answer_files: tuple[Path, ...] = ()
+    answer_template: str = "{reference}"
+    statement: str | None = None
+    severity: str = "high"
+    curator: str | None = None
+    config: Path | None = None
+
+
+@dataclass
+class ReproduceResult:
+    output: Path
+    source_id: str
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def collection_path(self) -> Path:
+        return self.output / "quality-reviews.json"
+
+
+def check_options(options: ReproduceOptions) -> None:
+    if not options.attempts:
+        raise UsageError("Name at least one --attempt under suspicion")
+    if options.kind not in DEFECT_KINDS:
+        raise UsageError(f"--kind must be one of {', '.join(DEFECT_KINDS)}")
+    if options.expect not in EXPECTATIONS:
+        raise UsageError(f"--expect must be one of {', '.join(EXPECTATIONS)}")
+    if options.severity not in SEVERITIES:
+        raise UsageError(f"--severity must be one of {', '.join(SEVERITIES)}")
+    if not is_github_issue_url(options.issue_url):
+        raise UsageError(not_an_issue(options.issue_url))
+
+
+def answers_for(attempt: SavedAttempt, options: ReproduceOptions) -> list[Answer]:
+    """The answers a curator names for an attempt; its saved answer when none is named."""
+    texts = list(options.answers)
+    for path in options.answer_files:
+        try:
+            texts.append(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"Cannot read --answer-file {path}: {exc}") from None
+    answers: list[Answer] = []
+    if options.saved_answer or not (texts or options.reference_answer):
+        answers.append(saved_answer(attempt))
+    if options.reference_answer:
+        answers.append(reference_answer(attempt, template=options.answer_template))
+    answers += [supplied(text, source="curator") for text in texts]
+    return answers
+
+
+def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None) -> ReproduceResult:
+    check_options(options)
+    saved = SavedRun(options.run_dir)
+    attempts: dict[str, SavedAttempt] = {}
+    for selector in options.attempts:
+        attempt = saved.attempt(selector)
+        attempts.setdefault(attempt.execution_path, attempt)
+    for attempt in attempts.values():
+        saved.task_subject(str(attempt.task.get("id")))  # the task is one the run reviewed
+    cases = [
+        Case(number=0, attempt=attempt, answer=answer, expectation=options.expect)
+        for attempt in attempts.values()
+        for answer in answers_for(attempt, options)
+    ]
+    cases = [
+        Case(number=i, attempt=c.attempt, answer=c.answer, expectation=c.expectation)
+        for i, c in enumerate(cases)
+    ]
+    local = local_runtime(config=options.config, recorded=saved.recorded_runtime)
+    identity = check_checkout(
+        runtime=local,
+        expected=saved.executed_checkout,
+        purpose="Reproduce at the recorded verifier revision",
+    )
+    output = new_output(options.output)
+    write_run_file(output, _identity(saved=saved, options=options, identity=identity))
+    progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
+    observations = run_cases(run_dir=output, cases=cases, local=local, progress=progress)
+    result = ReproduceResult(output=output, source_id=saved.source_id, observations=observations)
+    refusal = _refusal(observations, output)
+    report = _report(saved=saved, options=options, identity=identity, observations=observations)
+    report["reproduced"] = refusal is None
+    write_json_file(output / REPORT_FILE, report)
+    if refusal is not None:
+        raise CurationRefused(refusal)
+    finish(
+        output=output,
+        collection=_collection(saved=saved, options=options, identity=identity, result=result),
+    )
+    return result
+
+
+def _refusal(observations: list[Observation], output: Path) -> str | None:
+    """The first case that does not reproduce the defect, as one line."""
+    for observation in observations:
+        name = observation.case.name
+        if observation.outcome == "worker_failed":
+            where = output / observation.execution_path if observation.execution_path else output
+            return (
+                f"Not reproduced: the native worker failed on {name}; inspect {where}. Nothing "
+                "was written that could confirm a defect"
+            )
+        if observation.met:
+            return (
+                f"Not reproduced: {name} was {observation.described}, as expected; nothing was "
+                "written that could confirm a defect"
+            )
+    return None
+
+
+def _identity(
+    *, saved: SavedRun, options: ReproduceOptions, identity: dict[str, Any]
+) -> dict[str, Any]:
+    return {
+        "tool": TOOL,
+        "original_run": str(saved.root),
+        "original_review_id": saved.review_id,
+        "source_id": saved.source_id,
+        "issue_url": options.issue_url,
+        "defect_kind": options.kind,
+        "expected": options.expect,
+        "attempts": list(options.attempts),
+        "marinskyrl": identity,
+    }
+
+
+def _report(
+    *,
+    saved: SavedRun,
+    options: ReproduceOptions,
+    identity: dict[str, Any],
+    observations: list[Observation],
+) -> dict[str, Any]:
+    """``reproduction.json``: expected against observed for every case, each case's saved input
+    and answers (what ``validate_fix`` re-runs), and the run's other rejected answers (the saved
+    wrong answers it uses as controls)."""
+    claimed = {o.case.attempt.execution_path for o in observations}
+    others = [
+        attempt
+        for attempt in saved.finished_attempts()
+        if attempt.execution_path not in claimed
+        and attempt.verification.get("status") == "verified"
+        and attempt.verification.get("passed") is False
+        and attempt.responses
+    ]
+    return {
+        "schema_version": 1,
+        "tool": TOOL,
+        "source_id": saved.source_id,
+        "issue_url": options.issue_url,
+        "defect_kind": options.kind,
+        "expected": options.expect,
+        "expectation": EXPECTATIONS[options.expect],
+        "statement": options.statement,
+        "original_run": str(saved.root),
+        "original_review_id": saved.review_id,
+        "executed_marinskyrl_commit": identity["commit"],
+        "cases": [{**o.record(), "input": saved_input(o.case.attempt)} for o in observations],
+        "saved_rejected_answers": [
+            {
+                "original_attempt": attempt.execution_path,
+                "task_id": attempt.task.get("id"),
+                "verification": attempt.verification,
+                "answer": saved_answer(attempt).record(),
+                "input": saved_input(attempt),
+            }
+            for attempt in others
+        ],
+    }
+
+
+def saved_input(attempt: SavedAttempt) -> dict[str, Any]:
+    """What the worker was given, minus the endpoint (never a credential: the key is never in
+    an input file)."""
+    return {
+        "task": attempt.task,
+        "config": attempt.config,
+        "model_parameters": attempt.model.get("parameters") or {},
+    }
+
+
+def _collection(
+    *,
+    saved: SavedRun,
+    options: ReproduceOptions,
+    identity: dict[str, Any],
+    result: ReproduceResult,
+) -> dict[str, Any]:
+    output = result.output
+    source = saved.source_subject
+    evidence = production_records.EvidenceWriter(output)
+    imported_at = records.now_stamp()
+    publisher = records.tool_actor(TOOL)
+    subjects = [source]
+    reviews = []
+    for observation in result.observations:
+        subject = saved.task_subject(str(observation.case.attempt.task.get("id")))
+        if subject not in subjects:
+            subjects.append(subject)
+        reviews.append(
+            records.case_review(
+                observation=observation,
+                review_id=f"{subject['id']}/reproduction/{observation.case.number:04d}",
+                subject_id=subject["id"],
+                evidence=evidence,
+                prefix="",
+                imported_at=imported_at,
+                publisher=publisher,
+            )
+        )
+    statement = options.statement or (
+        f"Expected {EXPECTATIONS[options.expect]}; the native verifier did not."
+    )
+    observed = "; ".join(f"{o.case.name}: {o.described}" for o in result.observations)
+    finding = {
+        "dimension": DEFECT_KINDS[options.kind],
+        "text": (
+            f"{statement} Reproduced on {len(result.observations)} re-executed saved native "
+            f"input(s) at MarinSkyRL {identity['commit'][:12]} — expected "
+            f"{options.expect}, observed {observed}."
+        ),
+        "severity": options.severity,
+        "kind": "issue",
+    }
+    reviews.append(
+        records.curator_review(
+            review_id=f"{source['id']}/verifier-defect",
+            subject_id=source["id"],
+            curator=records.curator_actor(options.curator),
+            publisher=publisher,
+            samples=records.samples_of(result.observations),
+            summary=(
+                f"Confirmed {options.kind.replace('_', ' ')} defect {options.issue_url}: "
+                f"{statement}"
+            ),
+            verdict="conditional",
+            findings=[finding],
+            evidence=[evidence.item(REPORT_FILE)],
+            derived_from=[review["id"] for review in reviews],
+            attributes={
+                "review_pool_role": DEFECT_ROLE,
+                "issue_url": options.issue_url,
+                "defect_kind": options.kind,
+                "expected": options.expect,
+                "reproduced_attempts": sorted(
+                    {o.case.attempt.execution_path for o in result.observations}
+                ),
+                "original_review_id": saved.review_id,
+            },
+            imported_at=imported_at,
+        )
+    )
+    return {
+        "schema_version": production_records.SCHEMA_VERSION,
+        "execution_provenance": records.provenance(identity),
+        "created_at": imported_at,
+        "subjects": subjects,
+        "reviews": reviews,
+        "tag_assignments": [],
+        "source_mappings": [],
+    }

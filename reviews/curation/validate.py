@@ -1,0 +1,457 @@
+"""``validate_fix`` (issue 23 §2): prove a repaired verifier against the saved failing inputs and
+incorrect-answer controls, by native execution at the repaired checkout, and write the resolution
+collection ``resolve_verifier_issue`` accepts (``defects.md`` §6).
+
+Inputs: the confirming collection (a ``reproduce_defect`` output, or fetched from the Atlas by its
+issue URL), a fresh ``make_review`` run at the repaired checkout (the new source review the seed
+asks for: Good returns only through it), and the source's current Atlas row (the revisions the
+resolution entry must name). Cases run first, in ``<output>/validation/``; only when every failing
+input now holds and every control is rejected is the review copied beside them and the collection
+written: the review's own reviews, one runtime review per validation case, and the curator's
+review carrying ``resolved_verifier_issues``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from reviews.collection_checks import CollectionRejected, check_collection
+from reviews.curation import records
+from reviews.curation.atlas_client import FETCHED_FILE, AtlasClient
+from reviews.curation.cases import (
+    CONTROL_KINDS,
+    Answer,
+    Case,
+    Observation,
+    generated_controls,
+    supplied,
+)
+from reviews.curation.errors import CurationRefused, UsageError
+from reviews.curation.execution import check_checkout, run_cases
+from reviews.curation.progress import progress_printer
+from reviews.curation.reproduce import DEFECT_ROLE, REPORT_FILE
+from reviews.curation.rundirs import finish, new_output, write_run_file
+from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
+from reviews.github_issues import is_github_issue_url, not_an_issue
+from reviews.production import records as production_records
+from reviews.production.rundir import (
+    COLLECTION_FILE,
+    LOCK_FILE,
+    MANIFEST_FILE,
+    read_json,
+    write_json_file,
+)
+
+TOOL = "validate_fix"
+VALIDATION_DIR = "validation"
+VALIDATION_FILE = "validation.json"
+NOT_COPIED = frozenset({LOCK_FILE, COLLECTION_FILE, MANIFEST_FILE, PUBLISHED_FILE, FETCHED_FILE})
+
+
+@dataclass(frozen=True)
+class ValidateOptions:
+    review: Path
+    output: Path
+    confirming: Path | None = None
+    atlas: str | None = None
+    atlas_row: Path | None = None
+    issue_url: str | None = None
+    skip_controls: tuple[str, ...] = ()
+    control_answers: tuple[str, ...] = ()
+    curator: str | None = None
+
+
+@dataclass
+class ValidateResult:
+    output: Path
+    source_id: str
+    issue_url: str
+    observations: list[Observation] = field(default_factory=list)
+
+    @property
+    def collection_path(self) -> Path:
+        return self.output / COLLECTION_FILE
+
+
+@dataclass(frozen=True)
+class Confirming:
+    """What the confirming collection says: the issue, the claim, the cases it reproduced."""
+
+    root: Path
+    report: dict[str, Any]
+    review_id: str | None
+
+    @property
+    def issue_url(self) -> str:
+        return str(self.report["issue_url"])
+
+    @property
+    def source_id(self) -> str:
+        return str(self.report["source_id"])
+
+
+def read_confirming(root: Path) -> Confirming:
+    report = read_json(root / REPORT_FILE)
+    collection = read_json(root / COLLECTION_FILE)
+    if not isinstance(report, dict) or not isinstance(collection, dict):
+        raise CurationRefused(
+            f"{root} is not a confirming collection: it needs {REPORT_FILE} and "
+            f"{COLLECTION_FILE} as reproduce_defect writes them"
+        )
+    defect = [
+        review
+        for review in collection.get("reviews") or []
+        if (review.get("attributes") or {}).get("review_pool_role") == DEFECT_ROLE
+    ]
+    if not defect or report.get("reproduced") is not True or not report.get("cases"):
+        raise CurationRefused(f"{root} holds no reproduced verifier defect")
+    if defect[0]["attributes"].get("issue_url") != report.get("issue_url"):
+        raise CurationRefused(f"{root}: its report and its collection name different issues")
+    fetched = read_json(root / FETCHED_FILE) or read_json(root / PUBLISHED_FILE) or {}
+    review_id = fetched.get("review_id") if isinstance(fetched, dict) else None
+    return Confirming(root=root, report=report, review_id=review_id)
+
+
+def _attempt_of(confirming: Confirming, entry: dict[str, Any]) -> SavedAttempt:
+    """A saved input recorded in ``reproduction.json`` as the attempt it came from."""
+    saved_input = entry["input"]
+    messages = entry["answer"]["messages"]
+    return SavedAttempt(
+        run_dir=confirming.root,
+        task_folder=str(entry["original_attempt"]).rsplit("/", 1)[0],
+        execution_path=str(entry["original_attempt"]),
+        task=saved_input["task"],
+        model={"parameters": saved_input.get("model_parameters") or {}},
+        config=saved_input.get("config") or {},
+        attempt={"verification": entry.get("verification")},
+        responses=tuple(completion_of(message) for message in messages),
+    )
+
+
+def validation_cases(*, confirming: Confirming, options: ValidateOptions) -> list[Case]:
+    """(a) every saved failing input with its expectation, then (b) the incorrect-answer
+    controls: generated from each failing input that claims a correct answer, the run's saved
+    wrong answers, and the curator's control answers — each to be rejected."""
+    unknown = set(options.skip_controls) - set(CONTROL_KINDS)
+    if unknown:
+        raise UsageError(f"--skip-control takes {', '.join(CONTROL_KINDS)}")
+    cases: list[Case] = []
+    controls: list[tuple[SavedAttempt, Answer]] = []
+    for entry in confirming.report["cases"]:
+        attempt = _attempt_of(confirming, entry)
+        answer = Answer(
+            source=entry["answer"]["source"],
+            responses=attempt.responses,
+            origin=entry["answer"]["origin"],
+        )
+        cases.append(
+            Case(
+                number=len(cases),
+                attempt=attempt,
+                answer=answer,
+                expectation=entry["expected"],
+                role="failing_input",
+            )
+        )
+        if entry["expected"] == "accepted":
+            for kind, control in generated_controls(answer, origin=attempt.execution_path):
+                if kind not in options.skip_controls:
+                    controls.append((attempt, control))
+        for text in options.control_answers:
+            controls.append((attempt, supplied(text, source="control:curator")))
+    if "saved_wrong" not in options.skip_controls:
+        for entry in confirming.report.get("saved_rejected_answers") or []:
+            attempt = _attempt_of(confirming, entry)
+            controls.append(
+                (
+                    attempt,
+                    Answer(
+                        source="control:saved_wrong",
+                        responses=attempt.responses,
+                        origin=attempt.execution_path,
+                    ),
+                )
+            )
+    if not controls:
+        raise CurationRefused(
+            "No incorrect-answer control applies to these failing inputs; name answers that "
+            "must still be rejected with --control-answer"
+        )
+    seen = {(c.attempt.task.get("id"), c.answer.text) for c in cases}
+    for attempt, control in controls:
+        if (attempt.task.get("id"), control.text) in seen:
+            continue  # the same answer to the same task proves nothing twice
+        seen.add((attempt.task.get("id"), control.text))
+        cases.append(
+            Case(
+                number=len(cases),
+                attempt=attempt,
+                answer=control,
+                expectation="rejected",
+                role="control",
+            )
+        )
+    return cases
+
+
+@contextlib.contextmanager
+def _output_kept_once_cases_run(path: Path) -> Iterator[tuple[Path, list[bool]]]:
+    """The new output folder, removed again when a refusal comes before any case ran: a refused
+    command leaves no half-made folder behind (once cases ran, their evidence stays)."""
+    output = new_output(path)
+    kept = [False]
+    try:
+        yield output, kept
+    except BaseException:
+        if not kept[0]:
+            shutil.rmtree(output, ignore_errors=True)
+        raise
+
+
+def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> ValidateResult:
+    if options.confirming is None and not (options.atlas and options.issue_url):
+        raise UsageError(
+            "Name the confirming collection: --confirming DIR, or --atlas and --issue-url"
+        )
+    if options.issue_url is not None and not is_github_issue_url(options.issue_url):
+        raise UsageError(not_an_issue(options.issue_url))
+    review = SavedRun(options.review)
+    if review.run is None:
+        raise CurationRefused(f"{options.review} is not a make_review run (it has no run.json)")
+    try:
+        check_collection(collection=review.collection, run_dir=review.root)
+    except CollectionRejected as exc:
+        raise CurationRefused(f"The review run does not validate: {exc}") from None
+    source_id = review.source_id
+    with _output_kept_once_cases_run(options.output) as (output, kept):
+        confirming = _confirming(options=options, source_id=source_id, output=output)
+        if confirming.source_id != source_id:
+            raise CurationRefused(
+                f"The confirming collection is of {confirming.source_id}, the review of {source_id}"
+            )
+        if options.issue_url is not None and options.issue_url != confirming.issue_url:
+            raise CurationRefused(f"The confirming collection names {confirming.issue_url}")
+        row = _atlas_row(options=options, review=review, source_id=source_id)
+        revisions = _current_revisions(row=row, review=review, issue_url=confirming.issue_url)
+        local = review.recorded_runtime or {}
+        identity = check_checkout(
+            runtime=local,
+            expected=review.executed_checkout,
+            purpose="Validate the fix at the checkout the review ran",
+        )
+        cases = validation_cases(confirming=confirming, options=options)
+        validation = output / VALIDATION_DIR
+        validation.mkdir()
+        write_run_file(
+            validation,
+            {
+                "tool": TOOL,
+                "source_id": source_id,
+                "issue_url": confirming.issue_url,
+                "confirming_review_id": confirming.review_id,
+                "review_run": str(review.root),
+                "marinskyrl": identity,
+            },
+        )
+        shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)
+        kept[0] = True
+        progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
+        observations = run_cases(run_dir=validation, cases=cases, local=local, progress=progress)
+    result = ValidateResult(
+        output=output, source_id=source_id, issue_url=confirming.issue_url,
+        observations=observations,
+    )  # fmt: skip
+    offenders = [o for o in observations if not o.met]
+    write_json_file(
+        validation / VALIDATION_FILE,
+        {
+            "schema_version": 1,
+            "tool": TOOL,
+            "source_id": source_id,
+            "issue_url": confirming.issue_url,
+            "confirming_review_id": confirming.review_id,
+            "validated_marinskyrl_commit": identity["commit"],
+            "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
+            **revisions,
+            "fix_validated": not offenders,
+            "cases": [o.record() for o in observations],
+        },
+    )
+    if offenders:
+        raise CurationRefused(
+            "Fix not validated: "
+            + "; ".join(_offence(o) for o in offenders)
+            + f"; the validation evidence is saved in {validation}"
+        )
+    _copy_review(review=review.root, output=output)
+    finish(
+        output=output,
+        collection=_collection(
+            review=review,
+            confirming=confirming,
+            result=result,
+            identity=identity,
+            revisions=revisions,
+            curator=options.curator,
+        ),
+    )
+    return result
+
+
+def _offence(observation: Observation) -> str:
+    case = observation.case
+    if case.role == "failing_input":
+        return f"failing input {case.name} is still {observation.described}"
+    return f"control {case.name} was {observation.described}, not rejected"
+
+
+def _confirming(*, options: ValidateOptions, source_id: str, output: Path) -> Confirming:
+    if options.confirming is not None:
+        return read_confirming(Path(options.confirming))
+    assert options.atlas and options.issue_url
+    target = output / "confirming"
+    with AtlasClient(options.atlas) as atlas:
+        issue = atlas.verifier_issue(source_id=source_id, issue_url=options.issue_url)
+        atlas.fetch_review(review_id=str(issue["review_id"]), output=target)
+    return read_confirming(target)
+
+
+def _atlas_row(*, options: ValidateOptions, review: SavedRun, source_id: str) -> dict[str, Any]:
+    """The source's current Atlas row: saved (``--atlas-row`` or the review config's
+    ``source.grading_snapshot``), else read from ``--atlas``."""
+    config = (review.run or {}).get("config") or {}
+    snapshot = options.atlas_row or (config.get("source") or {}).get("grading_snapshot")
+    if snapshot:
+        try:
+            row = json.loads(Path(snapshot).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise CurationRefused(f"Cannot read the Atlas row {snapshot}: {exc}") from None
+    elif options.atlas:
+        with AtlasClient(options.atlas) as atlas:
+            row = atlas.source_row(source_id)
+    else:
+        raise UsageError(
+            "validate_fix needs the source's current Atlas row (its revisions): pass --atlas "
+            "URL or --atlas-row PATH saved from /api/sources/<id>/"
+        )
+    if not isinstance(row, dict) or row.get("id") != source_id:
+        raise CurationRefused(f"The Atlas row is not the row of {source_id}")
+    return row
+
+
+def _current_revisions(*, row: dict[str, Any], review: SavedRun, issue_url: str) -> dict[str, Any]:
+    """The revisions the resolution entry names: the row's, which the review must cover."""
+    reviewed = review.source_subject.get("dataset_revision")
+    if row.get("dataset_revision") is None or row.get("dataset_revision") != reviewed:
+        raise CurationRefused(
+            f"The review covers dataset revision {reviewed}; the Atlas source is at "
+            f"{row.get('dataset_revision')}: review the current revision"
+        )
+    issues = row.get("verifier_issues")
+    if isinstance(issues, list) and issue_url not in {i.get("issue_url") for i in issues}:
+        raise CurationRefused(f"The Atlas row lists no open verifier issue {issue_url}")
+    return {
+        "dataset_revision": row.get("dataset_revision"),
+        "verifier_revision": row.get("verifier_revision"),
+    }
+
+
+def _copy_review(*, review: Path, output: Path) -> None:
+    """The fresh review's files beside the validation (its collection is rewritten)."""
+    for path in sorted(review.rglob("*")):
+        relative = path.relative_to(review)
+        if relative.parts[0] in NOT_COPIED or not path.is_file() or path.is_symlink():
+            continue
+        if relative.parts[0] == VALIDATION_DIR:
+            raise CurationRefused(f"The review run already has a {VALIDATION_DIR}/ folder")
+        target = output / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+
+
+def _collection(
+    *,
+    review: SavedRun,
+    confirming: Confirming,
+    result: ValidateResult,
+    identity: dict[str, Any],
+    revisions: dict[str, Any],
+    curator: str | None,
+) -> dict[str, Any]:
+    collection = json.loads(json.dumps(review.collection))
+    source = review.source_subject
+    evidence = production_records.EvidenceWriter(result.output)
+    imported_at = records.now_stamp()
+    publisher = records.tool_actor(TOOL)
+    subject_ids = {subject["id"] for subject in collection["subjects"]}
+    case_reviews = []
+    for observation in result.observations:
+        subject = production_records.task_subject(source=source, task=observation.case.attempt.task)
+        if subject["id"] not in subject_ids:
+            collection["subjects"].append(subject)
+            subject_ids.add(subject["id"])
+        case_reviews.append(
+            records.case_review(
+                observation=observation,
+                review_id=f"{subject['id']}/fix-validation/{observation.case.number:04d}",
+                subject_id=subject["id"],
+                evidence=evidence,
+                prefix=f"{VALIDATION_DIR}/",
+                imported_at=imported_at,
+                publisher=publisher,
+            )
+        )
+    failing = [o for o in result.observations if o.case.role == "failing_input"]
+    controls = [o for o in result.observations if o.case.role == "control"]
+    report = f"{VALIDATION_DIR}/{VALIDATION_FILE}"
+    summary = (
+        f"Fix validated for {confirming.issue_url} at MarinSkyRL {identity['commit'][:12]}: "
+        f"{len(failing)} saved failing input(s) now {_expected_words(failing)}, and "
+        f"{len(controls)} incorrect-answer control(s) rejected by the native verifier."
+    )
+    resolution = records.curator_review(
+        review_id=f"{source['id']}/fix-validation",
+        subject_id=source["id"],
+        curator=records.curator_actor(curator),
+        publisher=publisher,
+        samples=records.samples_of(result.observations),
+        summary=summary,
+        verdict="keep",
+        findings=[
+            {
+                "dimension": "verifier",
+                "text": "; ".join(f"{o.case.name}: {o.described}" for o in result.observations),
+                "severity": "info",
+                "kind": "observation",
+            }
+        ],
+        evidence=[evidence.item(report), evidence.item(f"{VALIDATION_DIR}/{REPORT_FILE}")],
+        derived_from=[review["id"] for review in case_reviews],
+        attributes={
+            "resolved_verifier_issues": [
+                {
+                    "issue_url": confirming.issue_url,
+                    "dataset_revision": revisions["dataset_revision"],
+                    "verifier_revision": revisions["verifier_revision"],
+                    "fix_validated": True,
+                    "confirming_review_id": confirming.review_id,
+                    "validated_marinskyrl_commit": identity["commit"],
+                    "validation_evidence": report,
+                }
+            ],
+        },
+        imported_at=imported_at,
+    )
+    collection["reviews"] += [*case_reviews, resolution]
+    return collection
+
+
+def _expected_words(observations: list[Observation]) -> str:
+    words = {"accepted": "accepted", "rejected": "rejected", "graded": "graded without an error"}
+    return " or ".join(words[key] for key in sorted({o.case.expectation for o in observations}))

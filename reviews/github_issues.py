@@ -1,0 +1,18 @@
+"""What a GitHub issue URL is (defects.md §3.2): the one rule, free of Django, so the Atlas's
+defect services and the curators' tools (``reviews.curation``) refuse the same URLs."""
+
+from __future__ import annotations
+
+import re
+
+GITHUB_ISSUE_RE = re.compile(
+    r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*$"
+)
+
+
+def is_github_issue_url(url: str | None) -> bool:
+    return bool(GITHUB_ISSUE_RE.match(url or ""))
+
+
+def not_an_issue(url: str | None) -> str:
+    return f"Verifier issues must link a GitHub issue: {url}"
