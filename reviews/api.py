@@ -9,11 +9,16 @@ from django.shortcuts import get_object_or_404
 from django.urls import reverse
 from django_filters.rest_framework import DjangoFilterBackend
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    inline_serializer,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.authentication import SessionAuthentication
 from rest_framework.decorators import action
-from rest_framework.generics import GenericAPIView
+from rest_framework.generics import GenericAPIView, ListAPIView
 from rest_framework.negotiation import BaseContentNegotiation
 from rest_framework.pagination import PageNumberPagination
 from rest_framework.parsers import FormParser, MultiPartParser
@@ -36,6 +41,7 @@ from reviews.serializers import (
     PublicationUploadSerializer,
     ResolveRequestSerializer,
     ReviewDetailSerializer,
+    SourcePoolEntrySerializer,
     VerifierIssueSerializer,
     issue_as_json,
 )
@@ -127,6 +133,39 @@ class FirstRendererNegotiation(BaseContentNegotiation):
         return renderers[0], renderers[0].media_type
 
 
+class ListPagination(PageNumberPagination):
+    """The reviews API's lists (a source's pool, verifier issues)."""
+
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class SourcePoolView(ListAPIView):
+    """A source's review pool: every published collection of it, current or not (reviews.md
+    §15.1), newest judgment first — what the curators' tools read to synthesise a source."""
+
+    permission_classes = [AllowAny]
+    authentication_classes: list = []
+    serializer_class = SourcePoolEntrySerializer
+    pagination_class = ListPagination
+
+    def get_queryset(self):
+        # Any value names a source (an unknown one has an empty pool); none is a 400.
+        if "source" not in self.request.query_params:
+            raise serializers.ValidationError({"source": ["This field is required."]})
+        return selectors.source_pool(source_id=self.request.query_params["source"])
+
+    @extend_schema(
+        summary="A source's review pool: its published collections",
+        parameters=[
+            OpenApiParameter("source", str, required=True, description="The Atlas source ID.")
+        ],
+    )
+    def get(self, request: Request, *args, **kwargs) -> Response:
+        return super().get(request, *args, **kwargs)
+
+
 class ReviewDetailView(APIView):
     permission_classes = [AllowAny]
     authentication_classes: list = []
@@ -194,12 +233,6 @@ class VerifierIssueFilter(django_filters.FilterSet):
         fields = ["source", "status"]
 
 
-class IssuePagination(PageNumberPagination):
-    page_size = 100
-    page_size_query_param = "page_size"
-    max_page_size = 500
-
-
 class VerifierIssueViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
@@ -207,7 +240,7 @@ class VerifierIssueViewSet(
     serializer_class = VerifierIssueSerializer
     filterset_class = VerifierIssueFilter
     filter_backends = [DjangoFilterBackend]
-    pagination_class = IssuePagination
+    pagination_class = ListPagination
     permission_classes = [CanManageVerifierIssues]
 
     @extend_schema(request=ConfirmRequestSerializer, responses={201: VerifierIssueSerializer})

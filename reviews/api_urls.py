@@ -20,6 +20,7 @@ urlpatterns = [
         api.PublicationDetailView.as_view(),
         name="api-review-publication",
     ),
+    path("reviews/", api.SourcePoolView.as_view(), name="api-reviews"),
     path("reviews/<str:review_id>/", api.ReviewDetailView.as_view(), name="api-review"),
     path(
         "reviews/<str:review_id>/artifacts/<path:path>",

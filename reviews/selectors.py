@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.db.models import Case, F, Func, IntegerField, JSONField, Q, When
+from django.db.models import Case, F, Func, IntegerField, JSONField, Q, QuerySet, When
 from django.db.models.functions import Coalesce
 
 from atlas import timestamps
@@ -166,6 +166,17 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         artifacts=artifacts,
         artifact_paths={owner: frozenset(owned) for owner, owned in paths.items()},
         contents=contents,
+    )
+
+
+def source_pool(*, source_id: str) -> QuerySet[Any]:
+    """Every published collection of a source, newest judgment first (undated last), then id;
+    each counted by the database, never loaded (the API's pool list and the source page)."""
+    return (
+        Review.objects.filter(source_id=source_id)
+        .annotate(review_count=Coalesce(ReviewCount(), 0))
+        .only("id", "kind", "updated_at", "published_at", "source_id")
+        .order_by(F("updated_at").desc(nulls_last=True), "id")
     )
 
 

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from django.urls import reverse
 from rest_framework import serializers
 
 from atlas.api import OpenVerifierIssueSerializer
 from reviews.archives import ArchiveRejected, archive_format
+from reviews.links import review_page_url
 from reviews.models import ReviewPublication, VerifierIssue
 
 
@@ -60,6 +62,29 @@ class PoolEntrySerializer(serializers.Serializer):
     updated_at = serializers.DateTimeField(allow_null=True)
     review_count = serializers.IntegerField()
     kind = serializers.CharField()
+
+
+class SourcePoolEntrySerializer(serializers.Serializer):
+    """One collection of a source's review pool (``GET /api/reviews/?source=``)."""
+
+    id = serializers.CharField()
+    source_id = serializers.CharField()
+    kind = serializers.CharField()
+    updated_at = serializers.DateTimeField(allow_null=True)
+    published_at = serializers.DateTimeField()
+    review_count = serializers.IntegerField()
+    url = serializers.SerializerMethodField()
+    review_page_url = serializers.SerializerMethodField()
+
+    def get_url(self, review) -> str:
+        return self._absolute(reverse("api-review", kwargs={"review_id": review.id}))
+
+    def get_review_page_url(self, review) -> str:
+        return self._absolute(review_page_url(review.id))
+
+    def _absolute(self, path: str) -> str:
+        request = self.context.get("request")
+        return request.build_absolute_uri(path) if request is not None else path
 
 
 class ReviewSourceSerializer(serializers.Serializer):

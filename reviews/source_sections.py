@@ -6,14 +6,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models.functions import Coalesce
-
 from atlas.contributions import SourceSection
 from atlas.models import Source
 from reviews.example_label import ExampleCollection
 from reviews.links import review_page_url
-from reviews.models import Review, VerifierIssue
-from reviews.selectors import ReviewCount
+from reviews.models import VerifierIssue
+from reviews.selectors import source_pool
 
 
 def verifier_issues(*, source: Source) -> dict[str, Any] | None:
@@ -25,12 +23,7 @@ def verifier_issues(*, source: Source) -> dict[str, Any] | None:
 
 
 def review_pool(*, source: Source) -> dict[str, Any] | None:
-    collections = list(
-        Review.objects.filter(source_id=source.id)
-        .annotate(review_count=Coalesce(ReviewCount(), 0), example=ExampleCollection())
-        .only("id", "kind", "updated_at", "published_at", "source_id")
-        .order_by("-updated_at", "id")
-    )
+    collections = list(source_pool(source_id=source.id).annotate(example=ExampleCollection()))
     return {
         "current_id": source.review_id,
         "collections": [

@@ -83,6 +83,18 @@ class AtlasClient:
             path = _path_of(following, self.base_url) if following else None
         raise CurationRefused(f"The Atlas records no verifier issue {issue_url} for {source_id}")
 
+    def review_pool(self, source_id: str) -> list[dict[str, Any]]:
+        """Every published collection of the source (``GET /api/reviews/?source=``)."""
+        found: list[dict[str, Any]] = []
+        path: str | None = f"/api/reviews/?source={quote(source_id, safe='')}"
+        while path:
+            page = self.json(path)
+            if not isinstance(page, dict) or not isinstance(page.get("results"), list):
+                raise CurationRefused(f"The Atlas answered no review pool for {source_id}")
+            found += [entry for entry in page["results"] if isinstance(entry, dict)]
+            path = _path_of(page["next"], self.base_url) if page.get("next") else None
+        return found
+
     def review(self, review_id: str) -> dict[str, Any]:
         review = self.json(f"/api/reviews/{quote(review_id, safe='')}/")
         if not isinstance(review, dict) or review.get("id") != review_id:

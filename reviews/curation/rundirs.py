@@ -25,7 +25,9 @@ from reviews.production.rundir import (
 
 PACKAGE_DIR = Path(__file__).resolve().parent
 COMMANDS_DIR = PACKAGE_DIR.parent / "management" / "commands"
-COMMANDS = ("reproduce_defect.py", "validate_fix.py", "fetch_review.py")
+COMMANDS = (
+    "reproduce_defect.py", "validate_fix.py", "fetch_review.py", "synthesise_source.py",
+)  # fmt: skip
 
 
 def new_output(path: Path) -> Path:

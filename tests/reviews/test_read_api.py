@@ -176,3 +176,34 @@ def test_openapi_schema_documents_the_review_reads(client):
     text = response.content.decode()
     assert "/api/reviews/{review_id}/artifacts/{path}" in text
     assert "ReviewDetail" in text
+
+
+def test_source_pool_lists_every_collection_newest_judgment_first(
+    client, review, django_assert_num_queries
+):
+    old_review, supplemental, imported_review = f.publish_pool()
+    with django_assert_num_queries(2):  # the count and one page of rows
+        response = client.get("/api/reviews/", {"source": SOURCE_ID})
+    assert response.status_code == 200
+    body = response.json()
+    assert body["count"] == 4
+    entries = body["results"]
+    # Dated collections newest first, the undated imported audit last.
+    assert [entry["id"] for entry in entries][-1] == imported_review.id
+    dated = [entry["updated_at"] for entry in entries if entry["updated_at"]]
+    assert dated == sorted(dated, reverse=True)
+    by_id = {entry["id"]: entry for entry in entries}
+    assert {by_id[r.id]["kind"] for r in (review, old_review, supplemental, imported_review)} == {
+        "rating", "supplemental", "imported",
+    }  # fmt: skip
+    assert by_id[old_review.id]["review_count"] == len(old_review.collection["reviews"])
+    assert by_id[review.id]["url"] == f"http://testserver/api/reviews/{review.id}/"
+    assert by_id[review.id]["review_page_url"] == f"http://testserver/reviews/{review.id}/"
+    assert client.get("/api/reviews/", {"source": "MarinSkyRL:none"}).json()["count"] == 0
+
+
+def test_source_pool_needs_a_source(client):
+    response = client.get("/api/reviews/")
+    assert response.status_code == 400 and "source" in response.json()
+    # Any value names a source; one nobody published has an empty pool.
+    assert client.get("/api/reviews/", {"source": ""}).json()["count"] == 0
