@@ -5,20 +5,30 @@ because the dataset or verifier revision changed; imported audits without an Atl
 source nobody reviewed; a Good source without a current difficulty measurement. Read from the
 display-state columns and the review pool in a fixed number of queries (one per need), paged per
 need in SQL; the admin page and ``python manage.py review_queue`` show the same entries.
+
+Each entry's commands work as printed, run in one curation folder: they name the source's own
+config (``review-configs/<slug>.json``, ``difficulty-configs/<slug>.json``, which the curator
+writes once per source) and a dated run folder of its own, so no two sources or days collide and
+every id a later step needs is read from the run folder the earlier step wrote.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import re
 import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models.fields.json import KT
 from django.urls import reverse
+from django.utils import timezone
 
 from atlas.models import Source
-from atlas.vocabularies import MeasurementStatus, Quality
+from atlas.vocabularies import MeasurementStatus, Quality, SourceStatus
 from reviews.models import Review
 from reviews.vocabularies import ReviewKind
 
@@ -32,23 +42,25 @@ class Need:
 
 NEEDS = (
     Need("resolve_defect", "Open verifier defect awaiting a validated resolution",
-         "Produce a fresh native review on the current revisions that proves the fix, publish "
-         "it, then resolve the issue with it."),
+         "Validate the fix against the saved failing inputs at the repaired checkout, publish "
+         "the resolution collection, resolve the issue with it, then publish it again: Good "
+         "returns only with a rating published once no defect is open."),
     Need("re_review", "Rating hidden: the dataset or verifier revision changed",
          "Review the current revisions again, or publish a dataset-content equivalence "
          "attestation with the earlier review."),
     Need("synthesise_imported", "Imported audits without an Atlas synthesis",
-         "Publish a source synthesis that cites the imported findings, keeps disagreements and "
-         "states applicability to the current release."),
+         "Synthesise the source from its existing review pool (a synthesis that cites the "
+         "imported findings, keeps disagreements and states applicability to the current "
+         "release) and publish it."),
     Need("first_review", "Never reviewed",
-         "Produce and publish a first sample-based review."),
+         "Produce and publish a first sample-based review (excluded sources are not queued)."),
     Need("measure_difficulty", "Good without a current difficulty measurement",
          "Measure the protocol's three models on one sample and publish the report."),
 )  # fmt: skip
 NEEDS_BY_KEY = {need.key: need for need in NEEDS}
 QUEUE_FIELDS = (
     "id", "display_name", "origin", "effective_quality", "display_review_id", "open_issues",
-    "difficulty_status", "review_applicability",
+    "difficulty_status", "review_applicability", "task_count",
 )  # fmt: skip
 
 
@@ -60,6 +72,7 @@ class QueueEntry:
     origin: str
     commands: tuple[str, ...]
     detail: str = ""
+    files: tuple[tuple[str, str], ...] = ()  # (what, path) the commands read or write
 
     @property
     def source_page_url(self) -> str:
@@ -74,6 +87,7 @@ class QueueEntry:
             "origin": self.origin,
             "detail": self.detail,
             "commands": list(self.commands),
+            "files": dict(self.files),
             "source_page_url": self.source_page_url,
         }
 
@@ -85,37 +99,154 @@ class QueueSection:
     entries: list[QueueEntry] = field(default_factory=list)
 
 
-def _quoted(source_id: str) -> str:
-    return shlex.quote(source_id)
+# --- the commands of each need ----------------------------------------------------------------
+
+MANAGE = "python manage.py"
+REVIEW_TASKS = 3
+DIFFICULTY_TASKS = 30
+SEED = 42
 
 
-def review_commands(source_id: str) -> tuple[str, ...]:
-    quoted = _quoted(source_id)
+def source_slug(source_id: str) -> str:
+    """A file-name form of a source id: lower case, every other run of characters one dash."""
+    return re.sub(r"[^a-z0-9]+", "-", source_id.lower()).strip("-") or "source"
+
+
+@dataclass(frozen=True)
+class SourceFiles:
+    """Where a source's curation files go, relative to the folder the commands run in: one
+    config per source and kind of run, one dated run directory per step, so the commands of two
+    sources (or of two days) never share a file. ``task_count``: the source's input rows, when
+    known (a sample never asks for more)."""
+
+    source_id: str
+    day: dt.date
+    task_count: int | None = None
+
+    def sample(self, tasks: int) -> str:
+        if self.task_count is not None and 0 < self.task_count < tasks:
+            tasks = self.task_count
+        return f"--n {tasks} --seed {SEED}"
+
+    @property
+    def slug(self) -> str:
+        return source_slug(self.source_id)
+
+    @property
+    def review_config(self) -> str:
+        return f"review-configs/{self.slug}.json"
+
+    @property
+    def difficulty_config(self) -> str:
+        return f"difficulty-configs/{self.slug}.json"
+
+    def run(self, step: str) -> str:
+        return f"runs/{self.slug}/{self.day.isoformat()}-{step}"
+
+
+def _q(value: str) -> str:
+    return shlex.quote(value)
+
+
+def _make_review(files: SourceFiles, output: str) -> str:
     return (
-        "python manage.py make_review --config review-config.json --n 3 --seed 42 "
-        "--output runs/review",
-        f"python manage.py publish_review --run-dir runs/review --atlas-id {quoted}",
+        f"{MANAGE} make_review --config {_q(files.review_config)} {files.sample(REVIEW_TASKS)} "
+        f"--output {_q(output)}"
     )
 
 
-def commands_for(need: str, row: dict[str, Any]) -> tuple[str, ...]:
-    quoted = _quoted(row["id"])
+def _publish(files: SourceFiles, run_dir: str) -> str:
+    return f"{MANAGE} publish_review --run-dir {_q(run_dir)} --atlas-id {_q(files.source_id)}"
+
+
+def review_commands(files: SourceFiles) -> tuple[str, ...]:
+    output = files.run("review")
+    return (_make_review(files, output), _publish(files, output))
+
+
+def _atlas() -> str:
+    return _q(settings.ATLAS_PUBLIC_URL.rstrip("/"))
+
+
+def resolution_commands(files: SourceFiles, issue_urls: list[str]) -> tuple[str, ...]:
+    """A fresh review at the repaired checkout; per open defect, the fix validated against the
+    saved failing inputs beside it, the resolution collection published and the defect resolved
+    with it; then the last one published again, now uncapped, which is how Good returns
+    (defects.md §7)."""
+    review = files.run("fix-review")
+    commands: list[str] = [_make_review(files, review)]
+    output = ""
+    for number, issue_url in enumerate(issue_urls, start=1):
+        output = files.run("fix" if len(issue_urls) == 1 else f"fix-{number}")
+        commands += [
+            f"{MANAGE} validate_fix --issue-url {_q(issue_url)} --atlas {_atlas()} "
+            f"--review {_q(review)} --output {_q(output)}",
+            _publish(files, output),
+            f"{MANAGE} resolve_verifier_issue --atlas-id {_q(files.source_id)} --issue-url "
+            f"{_q(issue_url)} --resolution-run-dir {_q(output)}",
+        ]
+    if output:
+        commands.append(_publish(files, output))
+    return tuple(commands)
+
+
+def synthesis_commands(files: SourceFiles) -> tuple[str, ...]:
+    output = files.run("synthesis")
+    return (
+        f"{MANAGE} synthesise_source --atlas-id {_q(files.source_id)} --config "
+        f"{_q(files.review_config)} --atlas {_atlas()} --output {_q(output)}",
+        _publish(files, output),
+    )
+
+
+def difficulty_commands(files: SourceFiles) -> tuple[str, ...]:
+    output = files.run("difficulty")
+    quoted = _q(files.source_id)
+    return (
+        f"{MANAGE} make_difficulty --config {_q(files.difficulty_config)} --atlas-id {quoted} "
+        f"{files.sample(DIFFICULTY_TASKS)} --output {_q(output)}",
+        f"{MANAGE} publish_difficulty --run-dir {_q(output)} --atlas-id {quoted}",
+    )
+
+
+def commands_for(need: str, row: dict[str, Any], *, day: dt.date) -> tuple[str, ...]:
+    files = SourceFiles(source_id=row["id"], day=day, task_count=row.get("task_count"))
     if need == "resolve_defect":
-        resolves = tuple(
-            f"python manage.py resolve_verifier_issue --atlas-id {quoted} "
-            f"--issue-url {shlex.quote(issue['issue_url'])} --resolution-review-id REVIEW_ID"
-            for issue in row["open_issues"] or []
-        )
-        return (*review_commands(row["id"]), *resolves)
+        return resolution_commands(files, _issue_urls(row))
     if need == "synthesise_imported":
-        return (f"python manage.py publish_review --run-dir runs/synthesis --atlas-id {quoted}",)
+        return synthesis_commands(files)
     if need == "measure_difficulty":
-        return (
-            "python manage.py make_difficulty --config difficulty-config.json "
-            f"--atlas-id {quoted} --n 30 --seed 42 --output runs/difficulty",
-            f"python manage.py publish_difficulty --run-dir runs/difficulty --atlas-id {quoted}",
-        )
-    return review_commands(row["id"])
+        return difficulty_commands(files)
+    return review_commands(files)
+
+
+def _issue_urls(row: dict[str, Any]) -> list[str]:
+    return [issue["issue_url"] for issue in row.get("open_issues") or []]
+
+
+def files_for(need: str, row: dict[str, Any], *, day: dt.date) -> tuple[tuple[str, str], ...]:
+    files = SourceFiles(source_id=row["id"], day=day)
+    if need == "measure_difficulty":
+        return (("config", files.difficulty_config), ("output", files.run("difficulty")))
+    if need == "resolve_defect":
+        return (("config", files.review_config), ("output", files.run("fix")))
+    step = "synthesis" if need == "synthesise_imported" else "review"
+    return (("config", files.review_config), ("output", files.run(step)))
+
+
+def detail_for(need: str, row: dict[str, Any]) -> str:
+    """What the curator prepares before the commands run, and why the source is queued."""
+    revision = row.get("dataset_revision") or "unknown"
+    config = (
+        f"Config: source.source_id {row['id']}, source.revision {revision}"
+        if need != "measure_difficulty"
+        else f"Config: source.source_id {row['id']}, the three protocol roles"
+    )
+    if need == "resolve_defect":
+        return f"{', '.join(_issue_urls(row))} · {config}; runtime at the repaired checkout"
+    if need == "re_review":
+        return f"Review applicability: stale · {config}"
+    return config
 
 
 def need_queryset(need: str) -> QuerySet[Source]:
@@ -133,11 +264,16 @@ def need_queryset(need: str) -> QuerySet[Source]:
             open_issue_count=0,
         )
     if need == "first_review":
-        return active.filter(
-            effective_quality__isnull=True,
-            display_review_id__isnull=True,
-            review_stale=False,
-        ).exclude(Exists(pool))
+        # An excluded source is kept in the catalog for the record, not queued for reviewing.
+        return (
+            active.filter(
+                effective_quality__isnull=True,
+                display_review_id__isnull=True,
+                review_stale=False,
+            )
+            .exclude(Exists(pool))
+            .exclude(status=SourceStatus.EXCLUDED)
+        )
     if need == "measure_difficulty":
         return active.filter(effective_quality=Quality.GOOD).filter(
             Q(difficulty_status__isnull=True) | ~Q(difficulty_status=MeasurementStatus.CURRENT)
@@ -145,36 +281,34 @@ def need_queryset(need: str) -> QuerySet[Source]:
     raise ValueError(f"Unknown need: {need}")
 
 
-def entries_of(need: str, rows: Iterable[dict[str, Any]]) -> Iterator[QueueEntry]:
+def entries_of(need: str, rows: Iterable[dict[str, Any]], *, day: dt.date) -> Iterator[QueueEntry]:
     for row in rows:
-        detail = ""
-        if need == "resolve_defect":
-            detail = ", ".join(issue["issue_url"] for issue in row["open_issues"] or [])
-        elif need == "re_review":
-            detail = "Review applicability: stale"
         yield QueueEntry(
             need=NEEDS_BY_KEY[need],
             source_id=row["id"],
             display_name=row["display_name"] or row["id"],
             origin=row["origin"],
-            commands=commands_for(need, row),
-            detail=detail,
+            commands=commands_for(need, row, day=day),
+            detail=detail_for(need, row),
+            files=files_for(need, row, day=day),
         )
 
 
 def work_queue(
-    *, limit: int | None = None, needs: Iterable[str] | None = None
+    *, limit: int | None = None, needs: Iterable[str] | None = None, day: dt.date | None = None
 ) -> list[QueueSection]:
-    """Each need with its total and (up to ``limit``) entries in name order."""
+    """Each need with its total and (up to ``limit``) entries in name order; the run folders
+    the commands name are dated ``day`` (today, UTC)."""
+    day = day or timezone.now().date()
     sections = []
     for need in NEEDS:
         if needs is not None and need.key not in needs:
             continue
         queryset = need_queryset(need.key).order_by("display_name_key", "id")
-        rows = queryset.values(*QUEUE_FIELDS)
+        rows = queryset.values(*QUEUE_FIELDS, dataset_revision=KT("payload__dataset_revision"))
         if limit is not None:
             rows = rows[:limit]
-        entries = list(entries_of(need.key, rows))
+        entries = list(entries_of(need.key, rows, day=day))
         total = len(entries) if limit is None or len(entries) < limit else queryset.count()
         sections.append(QueueSection(need=need, total=total, entries=entries))
     return sections

@@ -3,6 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.defects import DefectRuleError, confirm_verifier_issue
+from reviews.management.published_runs import add_review_choice, published_review_id
 from reviews.serializers import issue_as_json
 
 
@@ -17,11 +18,16 @@ class Command(BaseCommand):
         parser.add_argument(
             "--issue-url", required=True, help="https://github.com/<owner>/<repo>/issues/<n>"
         )
-        parser.add_argument(
-            "--review-id", required=True, help="the published supplemental collection confirming it"
+        add_review_choice(
+            parser,
+            id_option="--review-id",
+            dir_option="--review-run-dir",
+            what="the published supplemental collection confirming it",
         )
 
     def handle(self, *args, atlas_id, issue_url, review_id, **options):
+        if options["review_run_dir"] is not None:
+            review_id = published_review_id(run_dir=options["review_run_dir"], atlas_id=atlas_id)
         try:
             issue = confirm_verifier_issue(
                 source_id=atlas_id, issue_url=issue_url, review_id=review_id

@@ -3,6 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.defects import DefectRuleError, resolve_verifier_issue
+from reviews.management.published_runs import add_review_choice, published_review_id
 from reviews.serializers import issue_as_json
 
 
@@ -15,13 +16,18 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--atlas-id", required=True, help="the Atlas source ID")
         parser.add_argument("--issue-url", required=True, help="the recorded GitHub issue URL")
-        parser.add_argument(
-            "--resolution-review-id",
-            required=True,
-            help="the published rating collection that validates the fix",
+        add_review_choice(
+            parser,
+            id_option="--resolution-review-id",
+            dir_option="--resolution-run-dir",
+            what="the published rating collection that validates the fix",
         )
 
     def handle(self, *args, atlas_id, issue_url, resolution_review_id, **options):
+        if options["resolution_run_dir"] is not None:
+            resolution_review_id = published_review_id(
+                run_dir=options["resolution_run_dir"], atlas_id=atlas_id
+            )
         try:
             issue = resolve_verifier_issue(
                 source_id=atlas_id,
