@@ -17,6 +17,7 @@ import getpass
 from pathlib import Path
 from typing import Any
 
+from atlas.labels import EXAMPLE_NOTICE
 from reviews.curation.cases import Observation
 from reviews.production import records
 from reviews.production.tasks import HARBOR_ROUTE
@@ -172,6 +173,24 @@ def curator_review(
     )
     review["publisher"] = publisher
     return review
+
+
+def is_example(collection: dict[str, Any]) -> bool:
+    """A labelled example collection (the rule of ``reviews.example_label``)."""
+    return any(
+        str(review.get("summary") or "").startswith(EXAMPLE_NOTICE)
+        for review in collection.get("reviews") or []
+    )
+
+
+def labelled(reviews: list[dict[str, Any]], *, example: bool) -> list[dict[str, Any]]:
+    """What is derived from an example is labelled an example too: each summary starts with the
+    notice, so the review page and the catalog chip say so."""
+    if example:
+        for review in reviews:
+            if not review["summary"].startswith(EXAMPLE_NOTICE):
+                review["summary"] = f"{EXAMPLE_NOTICE}. {review['summary']}"
+    return reviews
 
 
 def provenance(identity: dict[str, Any]) -> dict[str, Any]:

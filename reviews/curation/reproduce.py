@@ -308,7 +308,7 @@ def _collection(
         "execution_provenance": records.provenance(identity),
         "created_at": imported_at,
         "subjects": subjects,
-        "reviews": reviews,
+        "reviews": records.labelled(reviews, example=records.is_example(saved.collection)),
         "tag_assignments": [],
         "source_mappings": [],
     }

@@ -448,7 +448,10 @@ def _collection(
         },
         imported_at=imported_at,
     )
-    collection["reviews"] += [*case_reviews, resolution]
+    example = records.is_example(review.collection) or records.is_example(
+        read_json(confirming.root / COLLECTION_FILE) or {}
+    )
+    collection["reviews"] += records.labelled([*case_reviews, resolution], example=example)
     return collection
 
 

@@ -146,3 +146,14 @@ def test_attempt_names_are_checked(tmp_path):
         run.attempt("tasks/0003/execution-000")
     with pytest.raises(CurationRefused, match="Run directory not found"):
         SavedRun(tmp_path / "missing")
+
+
+def test_what_derives_from_an_example_is_labelled_one():
+    from atlas.labels import EXAMPLE_NOTICE
+    from reviews.curation.records import is_example, labelled
+
+    example = {"reviews": [{"summary": f"{EXAMPLE_NOTICE}. A judge's opinion."}]}
+    assert is_example(example) and not is_example({"reviews": [{"summary": "Real."}]})
+    reviews = labelled([{"summary": "Fix validated."}], example=True)
+    assert reviews[0]["summary"] == f"{EXAMPLE_NOTICE}. Fix validated."
+    assert labelled([{"summary": "Real."}], example=False)[0]["summary"] == "Real."
