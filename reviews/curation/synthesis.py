@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviews.curation import records
-from reviews.curation.atlas_client import AtlasClient
 from reviews.curation.errors import CurationRefused, UsageError
 from reviews.curation.rundirs import finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedRun
 from reviews.production import records as production_records
+from reviews.production.atlas_client import AtlasClient
 from reviews.production.config import load_config
 from reviews.production.identity import git
 from reviews.production.model_client import ModelClient

@@ -23,7 +23,6 @@ from typing import Any, TextIO
 
 from reviews.collection_checks import CollectionRejected, check_collection
 from reviews.curation import records
-from reviews.curation.atlas_client import FETCHED_FILE, AtlasClient
 from reviews.curation.cases import (
     CONTROL_KINDS,
     Answer,
@@ -40,6 +39,7 @@ from reviews.curation.rundirs import finish, new_output, write_run_file
 from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
 from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.production import records as production_records
+from reviews.production.atlas_client import FETCHED_FILE, AtlasClient
 from reviews.production.rundir import (
     COLLECTION_FILE,
     LOCK_FILE,

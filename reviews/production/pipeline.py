@@ -55,6 +55,7 @@ from reviews.production.judges import (
 from reviews.production.launcher import GRACE_SECONDS, Interrupted, attempt_path, run_attempt
 from reviews.production.model_client import ModelClient
 from reviews.production.progress import Progress
+from reviews.production.reuse import REUSE_FILE, ReusePlan, reuse_sources
 from reviews.production.rundir import (
     COLLECTION_FILE,
     MANIFEST_FILE,
@@ -87,6 +88,8 @@ class RunOptions:
     max_evidence_bytes: int = DEFAULT_MAX_EVIDENCE_BYTES
     jobs: int = DEFAULT_JOBS
     grace_seconds: float = GRACE_SECONDS
+    reuse: tuple[str, ...] = ()  # earlier runs (directories or review URLs) to cite (§15.3)
+    rejudge: tuple[str, ...] = ()  # task ids the curator names for a fresh judgment
 
 
 @dataclass(frozen=True)
@@ -122,16 +125,17 @@ def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResu
     config = load_config(path=options.config)
     output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
     run = _Run(config=config, options=options, output=output, stderr=stderr)
-    # Everything that can refuse the inputs runs before the output directory is created: a
-    # refused command leaves no half-made folder that the next attempt would have to --resume.
-    identity = run.plan()
-    prepare_output(output=output, resume=options.resume)
-    lock = RunLock(output)
-    lock.acquire()
-    try:
-        return run.execute(identity=identity)
-    finally:
-        lock.release()
+    with reuse_sources(options.reuse) as reused:
+        # Everything that can refuse the inputs runs before the output directory is created: a
+        # refused command leaves no half-made folder that the next attempt would have to --resume.
+        identity = run.plan(reused=reused)
+        prepare_output(output=output, resume=options.resume)
+        lock = RunLock(output)
+        lock.acquire()
+        try:
+            return run.execute(identity=identity)
+        finally:
+            lock.release()
 
 
 class _Run:
@@ -148,14 +152,26 @@ class _Run:
 
     # --- identity (§4, §5, §12.2–§12.3, §14.1) ---
 
-    def plan(self) -> dict[str, Any]:
-        """The sample, the grading identity and the run identity (nothing is written)."""
+    def plan(self, *, reused: list[tuple[str, Path]]) -> dict[str, Any]:
+        """The sample, the grading identity, what is reused and the run identity (nothing is
+        written)."""
         sample = sample_tasks(
             candidates=read_tasks(source=self.source), n=self.options.n, seed=self.options.seed
         )
         self.sample = sample
         self.grading = self._grading(sample)
-        return self._identity(sample)
+        identity = self._identity(sample)
+        self.reuse: ReusePlan | None = None
+        if reused or self.options.rejudge:
+            self.reuse = ReusePlan.read(
+                roots=reused,
+                sample=sample,
+                runtime=self.runtime,
+                rejudge=list(self.options.rejudge),
+                tree=identity["marinskyrl"]["python_tree_sha256"],
+            )
+            identity["reuse"] = round_trip(self.reuse.identity())
+        return identity
 
     def execute(self, *, identity: dict[str, Any]) -> RunResult:
         sample = self.sample
@@ -166,6 +182,8 @@ class _Run:
         existing = self.output / COLLECTION_FILE
         if existing.is_file():
             return self._revalidate(existing)
+        if self.reuse is not None:
+            self.reuse.write(self.output)
         self.source_subject = records.source_subject(
             repository=self.source["repository"],
             dataset_revision=self.source["revision"],
@@ -281,6 +299,13 @@ class _Run:
     def _task(self, number: int, task: Task) -> TaskOutcome:
         if self.stop.is_set():
             raise Interrupted()
+        if self.reuse is not None and self.reuse.reused(task):
+            # Cited, not re-judged (§15.3): the earlier panel with this run's ids and paths.
+            attempt, reviews, tags = self.reuse.cite(
+                task=task, subject_id=self._task_subject(task)["id"], run_dir=self.output
+            )
+            self.progress.update(f"task {number:04d} reused")
+            return TaskOutcome(number, task, attempt, reviews=reviews, tags=tags)
         attempt = read_json(attempt_path(run_dir=self.output, number=number))
         if attempt is None:
             attempt = run_attempt(
@@ -555,6 +580,7 @@ class _Run:
                     population=population or self.sample.population,
                 ),
                 tags=tags,
+                cited=(REUSE_FILE,) if self.reuse is not None else (),
             )
         )
         collection = self._collection([o.task for o in outcomes], reviews, tags, provenance)
@@ -571,6 +597,7 @@ class _Run:
         contributing: list[dict[str, Any]],
         coverage: dict[str, Any],
         tags: list[dict[str, Any]],
+        cited: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         review_id = f"{subject_id}/synthesis"
         actor = records.model_actor(self.config.model.name)
@@ -588,7 +615,7 @@ class _Run:
             method="synthesis",
             tests_executed=all(review["tests_executed"] is True for review in contributing),
             coverage=coverage,
-            evidence=[self.evidence.item(path)],
+            evidence=[self.evidence.item(p) for p in (path, *cited)],
             # Set by the tool, never taken from the model (§9.4, §15.1).
             derived_from=[review["id"] for review in contributing],
             attributes={},

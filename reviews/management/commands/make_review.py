@@ -59,6 +59,23 @@ class Command(BaseCommand):
             help=f"Tasks processed concurrently (default {DEFAULT_JOBS}); output is the same.",
         )
         parser.add_argument(
+            "--reuse",
+            action="append",
+            default=[],
+            metavar="RUN_OR_URL",
+            help="An earlier review to cite where it still applies (same task, dataset revision "
+            "and native code): its run directory, a fetch_review copy or its Atlas review URL; "
+            "those tasks get no new attempt or judges. Repeatable.",
+        )
+        parser.add_argument(
+            "--rejudge",
+            action="append",
+            default=[],
+            metavar="TASK_ID",
+            help="A sampled task to attempt and judge afresh even where --reuse applies (a "
+            "disagreement the curator names). Repeatable.",
+        )
+        parser.add_argument(
             "--attest-native-revision",
             metavar="COMMIT",
             help="Attest that COMMIT keeps the native code the finished run in --output executed.",
@@ -104,6 +121,8 @@ class Command(BaseCommand):
                     resume=options["resume"],
                     max_evidence_bytes=options["max_evidence_bytes"],
                     jobs=options["jobs"],
+                    reuse=tuple(options["reuse"]),
+                    rejudge=tuple(options["rejudge"]),
                 ),
                 stderr=progress_stream(self),
             )

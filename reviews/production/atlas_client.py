@@ -12,7 +12,7 @@ from urllib.parse import quote
 
 import httpx
 
-from reviews.curation.errors import CurationRefused
+from reviews.production.errors import ReviewProductionError
 from reviews.production.rundir import write_json_file
 from reviews.run_files import normalized_relative
 
@@ -45,15 +45,15 @@ class AtlasClient:
         try:
             with self._http.stream("GET", url) as response:
                 if response.status_code != 200:
-                    raise CurationRefused(f"Cannot read {url}: HTTP {response.status_code}")
+                    raise ReviewProductionError(f"Cannot read {url}: HTTP {response.status_code}")
                 body = bytearray()
                 for chunk in response.iter_bytes():
                     body += chunk
                     if len(body) > MAX_BODY_BYTES:
-                        raise CurationRefused(f"Cannot read {url}: the answer exceeds 64 MiB")
+                        raise ReviewProductionError(f"Cannot read {url}: the answer exceeds 64 MiB")
                 return bytes(body)
         except httpx.HTTPError as exc:
-            raise CurationRefused(f"Cannot read {url}: {type(exc).__name__}: {exc}") from None
+            raise ReviewProductionError(f"Cannot read {url}: {type(exc).__name__}: {exc}") from None
 
     def json(self, path: str) -> Any:
         import json
@@ -61,14 +61,14 @@ class AtlasClient:
         try:
             return json.loads(self.read(path))
         except ValueError:
-            raise CurationRefused(f"Cannot read {self.url(path)}: not JSON") from None
+            raise ReviewProductionError(f"Cannot read {self.url(path)}: not JSON") from None
 
     # --- what the tools read ---
 
     def source_row(self, source_id: str) -> dict[str, Any]:
         row = self.json(f"/api/sources/{quote(source_id, safe='')}/")
         if not isinstance(row, dict) or row.get("id") != source_id:
-            raise CurationRefused(f"The Atlas answered another source than {source_id}")
+            raise ReviewProductionError(f"The Atlas answered another source than {source_id}")
         return row
 
     def verifier_issue(self, *, source_id: str, issue_url: str) -> dict[str, Any]:
@@ -81,7 +81,9 @@ class AtlasClient:
                     return issue
             following = page.get("next") if isinstance(page, dict) else None
             path = _path_of(following, self.base_url) if following else None
-        raise CurationRefused(f"The Atlas records no verifier issue {issue_url} for {source_id}")
+        raise ReviewProductionError(
+            f"The Atlas records no verifier issue {issue_url} for {source_id}"
+        )
 
     def review_pool(self, source_id: str) -> list[dict[str, Any]]:
         """Every published collection of the source (``GET /api/reviews/?source=``)."""
@@ -90,7 +92,7 @@ class AtlasClient:
         while path:
             page = self.json(path)
             if not isinstance(page, dict) or not isinstance(page.get("results"), list):
-                raise CurationRefused(f"The Atlas answered no review pool for {source_id}")
+                raise ReviewProductionError(f"The Atlas answered no review pool for {source_id}")
             found += [entry for entry in page["results"] if isinstance(entry, dict)]
             path = _path_of(page["next"], self.base_url) if page.get("next") else None
         return found
@@ -98,7 +100,7 @@ class AtlasClient:
     def review(self, review_id: str) -> dict[str, Any]:
         review = self.json(f"/api/reviews/{quote(review_id, safe='')}/")
         if not isinstance(review, dict) or review.get("id") != review_id:
-            raise CurationRefused(f"The Atlas answered another review than {review_id}")
+            raise ReviewProductionError(f"The Atlas answered another review than {review_id}")
         return review
 
     def fetch_review(self, *, review_id: str, output: Path) -> dict[str, Any]:
@@ -109,12 +111,16 @@ class AtlasClient:
         for artifact in listed:
             relative = normalized_relative(str(artifact.get("path")))
             if relative is None:
-                raise CurationRefused(f"The Atlas lists an unsafe artifact path: {artifact!r}")
+                raise ReviewProductionError(
+                    f"The Atlas lists an unsafe artifact path: {artifact!r}"
+                )
             data = self.read(
                 f"/api/reviews/{quote(review_id, safe='')}/artifacts/{quote(relative)}"
             )
             if hashlib.sha256(data).hexdigest() != artifact.get("sha256"):
-                raise CurationRefused(f"Artifact {relative} does not match its listed SHA-256")
+                raise ReviewProductionError(
+                    f"Artifact {relative} does not match its listed SHA-256"
+                )
             target = output / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
@@ -123,7 +129,7 @@ class AtlasClient:
             not collection.is_file()
             or hashlib.sha256(collection.read_bytes()).hexdigest() != review_id
         ):
-            raise CurationRefused(f"Review {review_id} has no collection matching its id")
+            raise ReviewProductionError(f"Review {review_id} has no collection matching its id")
         record = {
             "atlas": self.base_url,
             "review_id": review_id,
