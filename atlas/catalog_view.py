@@ -50,6 +50,10 @@ SORT_ICONS = {"ascending": "↑", "descending": "↓", "none": "↕"}
 PAGE_SIZES = (25, 50, 100, 200, 500)
 # Parameters the page reads besides the filters: paging, and the source whose details are open.
 PAGE_PARAMETERS = ("page", "page_size", "source")
+TITLE = "RL Data Atlas"
+FILTER_KEYS = (
+    "type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad", "show_excluded",
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -148,13 +152,51 @@ def _caption(*, query: CatalogQuery, window: PageWindow, matching: int) -> str:
     )
 
 
+def _view_line(*, query: CatalogQuery, window: PageWindow, matching: int) -> tuple[str, str]:
+    """The visible line above the table: which rows of how many, in which order (the table's
+    caption says the same to assistive technology)."""
+    sort = query.get("sort") or "name"
+    column = dict(COLUMNS)[sort.removeprefix("-")]
+    direction = "descending" if sort.startswith("-") else "ascending"
+    order = f"sorted by {column} {direction}"
+    if not matching:
+        return "No matching entries", order
+    first = window.offset + 1
+    last = min(window.offset + window.size, matching)
+    return f"{first:,}–{last:,} of {_plural(matching, 'entry', 'entries')}", order
+
+
 def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
     options = [("", default_label), *choices]
     return {
         "name": name,
         "options_html": options_html(options=options, selected=selected),
+        "chosen": dict(choices).get(selected) if selected else None,
         **extra,
     }
+
+
+def page_title(*, query: CatalogQuery, selects: list[dict], window: PageWindow) -> str:
+    """The document title names the view, so a tab, a bookmark or the history list tells views
+    apart: "Search: “gsm” · Type: RLVR · Page 2 · RL Data Atlas"."""
+    parts = []
+    if query.get("q"):
+        parts.append(f"Search: “{query.get('q')}”")
+    if query.get("origin"):
+        parts.append(query.get("origin"))
+    parts += [f"{select['label']}: {select['chosen']}" for select in selects if select["chosen"]]
+    if query.get("show_bad") and query.get("quality") != "bad":
+        parts.append("Bad quality shown")
+    if query.get("show_excluded"):
+        parts.append("Excluded shown")
+    if window.number > 1:
+        parts.append(f"Page {window.number:,}")
+    return " · ".join([*parts, TITLE])
+
+
+def active_filter_count(*, query: CatalogQuery) -> int:
+    """How many filters and toggles differ from their defaults (search, tab and sort aside)."""
+    return sum(1 for key in FILTER_KEYS if query.get(key))
 
 
 def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
@@ -214,6 +256,46 @@ def catalog_context(
     all_unknown = counts.matching > 0 and counts.known_counts == 0
     cell = catalog_cells().get("difficulty")
     rows = page_rows(matching=filterset.qs, window=window)
+    selects = [
+        _select("type", "All types", TYPE_CHOICES, catalog_query.get("type"), label="Type"),
+        _select(
+            "turns",
+            "All interactions",
+            TURNS_CHOICES,
+            catalog_query.get("turns"),
+            label="Interaction",
+        ),
+        _select(
+            "family",
+            "All families",
+            family_choices,
+            catalog_query.get("family"),
+            label="Family",
+        ),
+        _select(
+            "benchmark",
+            "Any designation",
+            BENCHMARK_CHOICES,
+            catalog_query.get("benchmark"),
+            label="Benchmark",
+        ),
+        _select(
+            "quality",
+            "All ratings",
+            QUALITY_CHOICES,
+            catalog_query.get("quality"),
+            label="Quality",
+        ),
+        _select(
+            "difficulty",
+            "Any difficulty",
+            DIFFICULTY_CHOICES,
+            catalog_query.get("difficulty"),
+            label="Difficulty",
+            title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
+            "tasks.",
+        ),
+    ]
     return {
         "curator": curator,
         "cells": catalog_cells(),
@@ -235,46 +317,9 @@ def catalog_context(
         else None,
         "last_run_id": status.last_run.id if status.last_run else "",
         "tabs": tabs,
-        "selects": [
-            _select("type", "All types", TYPE_CHOICES, catalog_query.get("type"), label="Type"),
-            _select(
-                "turns",
-                "All interactions",
-                TURNS_CHOICES,
-                catalog_query.get("turns"),
-                label="Interaction",
-            ),
-            _select(
-                "family",
-                "All families",
-                family_choices,
-                catalog_query.get("family"),
-                label="Family",
-            ),
-            _select(
-                "benchmark",
-                "Any designation",
-                BENCHMARK_CHOICES,
-                catalog_query.get("benchmark"),
-                label="Benchmark",
-            ),
-            _select(
-                "quality",
-                "All ratings",
-                QUALITY_CHOICES,
-                catalog_query.get("quality"),
-                label="Quality",
-            ),
-            _select(
-                "difficulty",
-                "Any difficulty",
-                DIFFICULTY_CHOICES,
-                catalog_query.get("difficulty"),
-                label="Difficulty",
-                title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
-                "tasks.",
-            ),
-        ],
+        "selects": selects,
+        "page_title": page_title(query=catalog_query, selects=selects, window=window),
+        "active_filter_count": active_filter_count(query=catalog_query),
         "page_sizes": PAGE_SIZES,
         "shows_bad": filterset.shows_bad,
         "shows_excluded": shows_excluded,
@@ -282,6 +327,7 @@ def catalog_context(
         "rows": rows,
         "rows_html": rows_html(rows),
         "caption": _caption(query=catalog_query, window=window, matching=counts.matching),
+        "view_line": _view_line(query=catalog_query, window=window, matching=counts.matching),
         "window": window,
         "previous_url": catalog_query.url(page=window.number - 1) if window.has_previous else None,
         "next_url": catalog_query.url(page=window.number + 1) if window.has_next else None,

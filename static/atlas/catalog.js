@@ -37,8 +37,28 @@
   var navigation = 0;
   var bannerDefault = { text: banner.textContent, warning: banner.classList.contains("warning") };
   var bannerFailed = false;
+  var filterPanel = document.getElementById("filter-panel");
+  var filterSummary = document.getElementById("filter-summary");
+  var FILTER_KEYS = ["type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad",
+    "show_excluded"];
 
   document.documentElement.classList.add("js");
+
+  // The filters fold into a disclosure below 768 px only; where CSS cannot keep a closed
+  // <details> showing its content on wide screens, open it.
+  var wide = window.matchMedia("(min-width: 768px)");
+  function fitFilterPanel() {
+    var cssKeepsItOpen = window.CSS && CSS.supports && CSS.supports("selector(::details-content)");
+    if (wide.matches && !cssKeepsItOpen) { filterPanel.open = true; }
+  }
+  fitFilterPanel();
+  wide.addEventListener("change", fitFilterPanel);
+
+  function updateFilterSummary() {
+    var params = new URL(formUrl(), location.href).searchParams;
+    var active = FILTER_KEYS.filter(function (key) { return params.get(key); }).length;
+    filterSummary.textContent = active ? "Filters · " + active + " active" : "Filters";
+  }
 
   // -- query strings --------------------------------------------------------------------------
   function canonicalQuery(params) {
@@ -114,6 +134,7 @@
   function setBanner(text, warning) {
     banner.textContent = text;
     banner.classList.toggle("warning", Boolean(warning));
+    banner.classList.toggle("sync-banner-quiet", text === bannerDefault.text && !warning);
   }
 
   function setStatus(text, state) {
@@ -200,6 +221,7 @@
           var current = document.querySelector('.region[data-region="' + name + '"]');
           if (current) { current.innerHTML = fresh.innerHTML; }
         });
+        if (parsed.title) { document.title = parsed.title; }
         if (push) { history.pushState({ atlas: true }, "", url); }
         shownQuery = withoutSource(url);
         exportLink.href = exportUrl(url);
@@ -236,13 +258,16 @@
     if (!wrap) { return; }
     wrap.scrollTop = 0;
     var pager = document.getElementById("pager-top") || wrap;
-    if (pager.getBoundingClientRect().top < 0 || pager.getBoundingClientRect().top > window.innerHeight) {
-      pager.scrollIntoView({ block: "start" });
+    var top = pager.getBoundingClientRect().top;
+    if (top < 0 || top > window.innerHeight) {
+      // A little room above the pager, so it does not sit glued to the edge of the screen.
+      window.scrollTo({ top: Math.max(0, window.scrollY + top - 8) });
     }
   }
 
   function navigate(url, options) {
     syncForm(url);
+    updateFilterSummary();
     var target = withoutSource(url);
     var current = withoutSource(location.pathname + location.search);
     return loadRegions(target, {
@@ -298,6 +323,7 @@
     var here = withoutSource(location.pathname + location.search);
     if (here !== shownQuery) {
       syncForm(location.href);
+      updateFilterSummary();
       loadRegions(here, { push: false });
     }
     var wanted = new URLSearchParams(location.search).get("source");

@@ -64,6 +64,29 @@ def test_chrome_strings_and_public_view(client, catalog):
     assert '<script src="/static/atlas/catalog.js"' in html and "<script>" not in html
 
 
+def test_the_title_names_the_view_and_the_filter_summary_counts_active_filters(client, catalog):
+    html = page(client, "?q=al&origin=MarinSkyRL&type=RLVR&benchmark=false&show_bad=1&page=1")
+    assert (
+        "<title>Search: “al” · MarinSkyRL · Type: RLVR · Benchmark: Not designated · "
+        "Bad quality shown · RL Data Atlas</title>"
+    ) in html
+    assert '<summary id="filter-summary">Filters · 3 active</summary>' in html
+    # Quality "Bad" implies the bad rows: the title does not say it twice.
+    html = page(client, "?quality=bad")
+    assert "<title>Quality: Bad · RL Data Atlas</title>" in html
+    # An ignored value names nothing; the page number does, past the first.
+    html = page(client, "?type=bogus&page=2&page_size=25")
+    assert "<title>RL Data Atlas</title>" in html  # one page only: page 2 shows page 1
+    assert '<summary id="filter-summary">Filters</summary>' in html
+    # The region answer the script swaps in carries the title too.
+    region = client.get("/?type=agentic", HTTP_X_ATLAS_REGION="1").content.decode()
+    assert region.startswith("<title>Type: Agentic · RL Data Atlas</title>")
+    # The skip link comes first and targets the rows.
+    skip = r'<body[^>]*>\s*<a class="skip-link" href="#catalog-rows">Skip to results</a>'
+    assert re.search(skip, html)
+    assert '<tbody id="catalog-rows" tabindex="-1">' in html
+
+
 def test_metrics_follow_the_view_and_count_known_tasks_and_unknown_datasets_only(client, catalog):
     html = page(client)
     # The cards describe the rows of the view (every page): 4 shown, bad and excluded hidden.

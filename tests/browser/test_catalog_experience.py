@@ -11,63 +11,22 @@ import re
 import pytest
 from django.contrib.auth.models import User
 
-from atlas.models import Source
 from atlas.services.display import refresh_display_state
-from atlas.services.sync import sync_catalog
-from tests.browser import review_fixtures
+from tests.browser import catalog_fixtures, review_fixtures
 from tests.browser.axe import describe, violations
+from tests.browser.catalog_fixtures import (
+    DESKTOP,
+    MEASURED,
+    PHONE,
+    matching,
+    no_blocking_violations,
+    open_filters,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-DESKTOP = {"width": 1440, "height": 900}
-PHONE = {"width": 390, "height": 844}
-SIZES = [pytest.param(DESKTOP, id="1440x900"), pytest.param(PHONE, id="390x844")]
-MEASURED = "MarinSkyRL:gsm8k"
+inventory, sized = catalog_fixtures.inventory, catalog_fixtures.sized
 published_review = review_fixtures.published_review
-
-
-@pytest.fixture
-def inventory(packaged_catalog, settings, transactional_db):
-    settings.ATLAS_CATALOG_PATH = packaged_catalog
-    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
-    # One measured source whose Small model solved nothing: its bar must still show.
-    summary = {
-        "status": "current",
-        "text": "Current: a 0/4 solved",
-        "models": [
-            {"size": "small", "model": "Qwen/Qwen3-Coder-30B-A3B-Instruct", "solved": 0,
-             "verified": 4, "measurement_status": "current"},
-            {"size": "large", "model": "Qwen/Qwen3.5-122B-A10B", "solved": 2, "verified": 4,
-             "measurement_status": "current"},
-        ],
-    }  # fmt: skip
-    Source.objects.filter(id=MEASURED).update(
-        effective_quality="good", display_review_id="c" * 64, difficulty_summary=summary,
-        difficulty_status="current", display_review_is_example=True,
-    )  # fmt: skip
-    return Source.objects.filter(active=True)
-
-
-@pytest.fixture(params=SIZES)
-def sized(request, browser):
-    context = browser.new_context(viewport=request.param)
-    tab = context.new_page()
-    tab.set_default_timeout(10_000)
-    errors: list[str] = []
-    tab.on("pageerror", lambda error: errors.append(str(error)))
-    tab.script_errors = errors
-    tab.viewport = request.param
-    yield tab
-    context.close()
-
-
-def matching(page) -> int:
-    return int(page.locator("#result-count").get_attribute("data-matching"))
-
-
-def no_blocking_violations(page) -> None:
-    found = violations(page)
-    assert found == [], describe(found)
 
 
 def hold_first_region_request(page) -> list:
@@ -178,6 +137,7 @@ def test_pagers_above_and_below_page_size_and_back_to_the_table_top(live_server,
         == "pager-bottom"
     )
 
+    open_filters(page)
     page.select_option("#page-size", "50")
     page.wait_for_url(re.compile(r"/\?page_size=50$"))
     page.wait_for_function(
