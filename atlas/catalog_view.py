@@ -294,6 +294,7 @@ def catalog_context(
             label="Difficulty",
             title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
             "tasks.",
+            help=cell.filter_help if cell else "",
         ),
     ]
     return {

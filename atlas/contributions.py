@@ -60,11 +60,15 @@ _catalog_cells: dict[str, CatalogCell] = {}
 @dataclass(frozen=True)
 class CatalogCell:
     """Draws one display column: ``render(*, summary, review_id, display_name)`` returns safe
-    HTML (empty without a summary); ``legend()`` explains what the cell shows."""
+    HTML (empty without a summary); ``render_detail`` (same arguments) the fuller form an opened
+    row shows (source page, details drawer); ``legend()`` explains what the cell shows;
+    ``filter_help`` explains the values of the column's filter where they are offered."""
 
     render: Callable[..., str]
     stylesheet: str | None = None
     legend: Callable[[], str] | None = None
+    render_detail: Callable[..., str] | None = None
+    filter_help: str = ""
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,8 @@ class SourcePage:
     history: list[ChangeLine]
     history_more: bool
     difficulty_legend: str = ""
+    # The opened row's chart: every bar's counts, interval and status as text.
+    difficulty_detail: str = ""
 
     @property
     def api_url(self) -> str:
@@ -126,6 +128,13 @@ def source_page(*, source: Source, history_limit: int | None = None) -> SourcePa
         history=history[:limit],
         history_more=len(history) > limit,
         difficulty_legend=cell.legend() if cell and cell.legend and row.difficulty else "",
+        difficulty_detail=cell.render_detail(
+            summary=source.difficulty_summary,
+            review_id=source.display_review_id,
+            display_name=row.name,
+        )
+        if cell and cell.render_detail and row.difficulty
+        else "",
     )
 
 

@@ -15,7 +15,12 @@ class DifficultyConfig(AppConfig):
             register_field_guide_intro,
         )
         from difficulty import checks  # noqa: F401  (registers the registry check)
-        from difficulty.compact_chart import render_compact_chart, render_legend
+        from difficulty.bars import FILTER_HELP
+        from difficulty.compact_chart import (
+            render_compact_chart,
+            render_detail_chart,
+            render_legend,
+        )
         from difficulty.display_contributions import difficulty_summaries
         from difficulty.publication import IMPORTER
         from difficulty.registry import field_guide_intro
@@ -33,6 +38,8 @@ class DifficultyConfig(AppConfig):
                 render=render_compact_chart,
                 stylesheet="difficulty/difficulty.css",
                 legend=render_legend,
+                render_detail=render_detail_chart,
+                filter_help=FILTER_HELP,
             ),
         )
         register_page_section(SECTION)

@@ -9,6 +9,7 @@ from typing import Any
 
 from atlas.vocabularies import MeasurementStatus
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
+from difficulty.followups import GENERATION_SETTING, NATIVE_RECHECK
 from difficulty.registry import ROLE_SIZES, Registry, get_registry, model_name
 from difficulty.summary import entry_name
 from difficulty.wilson import percent_range
@@ -18,6 +19,29 @@ FULL, COMPACT = "full", "compact"
 STATUS_LABELS = {**dict(MeasurementStatus.choices), INVALID: "Protocol mismatch"}
 ROLE_TITLES = {"small": "Small", "large": "Large", "hosted": "Hosted", "followup": "Follow-up"}
 BAR_CLASSES = {"small": "bar-small", "large": "bar-large", "hosted": "bar-hosted"}
+# What each measurement state means, said where the states are offered: the bar legend (catalog
+# and review page), the catalog's Difficulty filter, an opened row.
+STATE_EXPLANATIONS = (
+    ("Current", "Measured under the current protocol on the source's current dataset and "
+     "verifier revisions. Only these feed the Large-model filter and sort."),
+    ("Historical", "Earlier models, budgets or protocols, a follow-up, or a measurement whose "
+     "source has changed since (new revisions, an open verifier defect, no longer Good); kept as "
+     "evidence under its actual model names."),
+    (STATUS_LABELS[INVALID], "The report names the current protocol but breaks one of its rules "
+     "(token limits, role models, provider or generation settings); shown, never counted as "
+     "current."),
+    ("Not measured", "No difficulty report for the source's current review."),
+    ("Needs re-review", "The dataset or verifier changed since the review; its rating and "
+     "difficulty are hidden until a new review."),
+    ("Withheld · verifier issues", "An open confirmed verifier defect withholds difficulty until "
+     "a validated fix is reviewed."),
+)  # fmt: skip
+FILTER_HELP = (
+    "Measured = the current protocol on the current revisions. Historical = only earlier models, "
+    "budgets or protocols. Not measured = no current measurement: none, Historical, or a "
+    "Protocol mismatch (a report that breaks the current protocol's rules). Ranges use the Large "
+    "model's solve rate; lower means harder."
+)
 COMPACT_TOOLTIP_END = "; open the review for attempts and verifier results"
 ORDERING_WARNING_TOOLTIP = "Ordering warning; open the review for details"
 
@@ -31,6 +55,13 @@ class Bar:
     css_class: str
     tooltip: str
     measurement_status: str
+    # The status chip of an arm whose status differs from its comparison's (a historical
+    # follow-up beside a current comparison): "Historical"; empty otherwise.
+    status_label: str = ""
+    # What the tooltip holds that the bar does not show: the interval and unverified attempts,
+    # shown as text where a row is opened (source page, drawer, review page).
+    detail: str = ""
+    is_followup: bool = False
 
 
 @dataclass(frozen=True)
@@ -69,31 +100,47 @@ def round_half_up(value: Fraction) -> int:
 
 
 def score_text(*, entry: dict[str, Any], mode: str) -> str:
+    """ "33% · 1/3" in every mode: the counts behind a bar are text beside it, not a tooltip
+    (touch screens have none)."""
     if _verified(entry) <= 0:
         return "No scores"
     percent = round_half_up(width_percent(entry=entry))
-    if mode == COMPACT:
-        return f"{percent}%"
     return f"{percent}% · {entry.get('solved')}/{entry.get('verified')}"
 
 
-def followup_label(*, entry: dict[str, Any], mode: str) -> str:
-    """A follow-up never borrows the label of the current arm of the same model: it names what
-    it changed (the changed setting of a generation-setting follow-up)."""
-    changed = entry.get("changed_setting")
-    if mode == COMPACT:
-        if changed:
-            return f"Follow-up · {changed.split(' ')[0]}"
-        return entry.get("display_name") or ROLE_TITLES["followup"]
-    name = model_name(entry.get("model")) or entry.get("display_name") or entry_name(entry)
-    return f"{name} · {changed}" if changed else name
+def short_model_name(*, model_id: Any, registry: Registry | None = None) -> str:
+    """The registry's short name of a role's model ("Qwen 122B"), else the id's last segment."""
+    protocol = (registry or get_registry()).current
+    role = next((r for r in protocol.roles if model_id and r.model == model_id), None)
+    return role.short_name if role is not None else model_name(model_id)
+
+
+def followup_label(*, entry: dict[str, Any], registry: Registry | None = None) -> str:
+    """One name for a follow-up wherever its bar appears (catalog, drawer, review page): its role,
+    its model and what it changed — "Large follow-up · Qwen 122B · max_tokens 16384 → 32768",
+    "Hosted follow-up · GLM 5.3 · checkpoint …" — so it never reads as the current arm of the
+    same model."""
+    protocol = (registry or get_registry()).current
+    model_id = entry.get("model")
+    if entry.get("size") == "hosted":
+        kind = f"{ROLE_TITLES['hosted']} follow-up"
+        checkpoint = entry.get("changed_checkpoint")
+        change = f"checkpoint {checkpoint}" if checkpoint else "alternate checkpoint"
+    elif entry.get("changed_setting") or entry.get("display_name") == GENERATION_SETTING:
+        role = next((r for r in protocol.roles if model_id and r.model == model_id), None)
+        kind = f"{role.title} follow-up" if role is not None else ROLE_TITLES["followup"]
+        change = entry.get("changed_setting") or ""
+    else:
+        kind, change = NATIVE_RECHECK, ""
+    model = short_model_name(model_id=model_id, registry=registry)
+    return " · ".join(part for part in (kind, model, change) if part)
 
 
 def label(*, entry: dict[str, Any], mode: str, registry: Registry | None = None) -> str:
     protocol = (registry or get_registry()).current
     model_id = entry.get("model")
     if entry.get("followup_id"):
-        return followup_label(entry=entry, mode=mode)
+        return followup_label(entry=entry, registry=registry)
     if mode == COMPACT:
         role = next((r for r in protocol.roles if model_id and r.model == model_id), None)
         if role is not None:
@@ -145,11 +192,18 @@ def bar_class(*, entry: dict[str, Any]) -> str:
     return BAR_CLASSES.get(entry.get("size") or "", "bar-followup")
 
 
+def detail_text(*, entry: dict[str, Any]) -> str:
+    """ "95% interval 6.1–79.2% · 0 unverified": the rest of a bar's numbers, as text."""
+    return f"{interval_text(entry=entry)} · {_text(entry.get('unverified'))} unverified"
+
+
 def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
     registry = get_registry()
+    overall = summary.get("status")
     bars = []
     for entry in ordered_entries(summary=summary):
         width = width_percent(entry=entry)
+        status = entry.get("measurement_status") or HISTORICAL
         bars.append(
             Bar(
                 label=label(entry=entry, mode=mode, registry=registry),
@@ -158,7 +212,12 @@ def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
                 has_score=_verified(entry) > 0,
                 css_class=bar_class(entry=entry),
                 tooltip=tooltip(entry=entry, mode=mode),
-                measurement_status=entry.get("measurement_status") or HISTORICAL,
+                measurement_status=status,
+                status_label=STATUS_LABELS.get(status, STATUS_LABELS[HISTORICAL])
+                if overall and status != overall
+                else "",
+                detail=detail_text(entry=entry),
+                is_followup=bool(entry.get("followup_id")),
             )
         )
     return bars

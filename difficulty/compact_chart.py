@@ -6,19 +6,41 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 
-from difficulty.bars import COMPACT, ORDERING_WARNING_TOOLTIP, ROLE_TITLES, bars_for, status_chip
+from difficulty.bars import (
+    COMPACT,
+    FULL,
+    ORDERING_WARNING_TOOLTIP,
+    ROLE_TITLES,
+    STATE_EXPLANATIONS,
+    Bar,
+    bars_for,
+    status_chip,
+)
+from difficulty.classification import CURRENT
 from difficulty.registry import current_protocol, model_name
 
 ROW = (
-    '<span class="difficulty-bar-row" title="{}"><span class="difficulty-bar-label">{}</span>'
+    '<span class="{}" title="{}"><span class="difficulty-bar-label">{}{}</span>'
     '<span class="difficulty-bar-track">{}</span><span class="difficulty-bar-score">{}</span>'
     "</span>"
 )
 BAR = '<span class="difficulty-bar {}" style="width: {}%"></span>'
+ARM_CHIP = ' <span class="difficulty-chip difficulty-chip-arm">{}</span>'
+
+
+def row_class(bar: Bar) -> str:
+    """A follow-up's name is long (role, model and change): its row puts the name on a line of
+    its own above the bar."""
+    return "difficulty-bar-row followup" if bar.is_followup else "difficulty-bar-row"
+
+
+def arm_chip(bar: Bar) -> SafeString:
+    return format_html(ARM_CHIP, bar.status_label) if bar.status_label else SafeString("")
 
 
 def render_compact_chart(
@@ -47,8 +69,10 @@ def render_compact_chart(
         ROW,
         (
             (
+                row_class(bar),
                 bar.tooltip,
                 bar.label,
+                arm_chip(bar),
                 format_html(BAR, bar.css_class, bar.width) if bar.has_score else "",
                 bar.score_text,
             )
@@ -56,13 +80,35 @@ def render_compact_chart(
         ),
     )
     name = f"Difficulty attempts and verifier results for {display_name}"
-    scores = "; ".join(f"{bar.label} {bar.score_text}" for bar in bars)
+    scores = "; ".join(
+        f"{bar.label}{f' ({bar.status_label})' if bar.status_label else ''} {bar.score_text}"
+        for bar in bars
+    )
     return format_html(
         '<a class="difficulty-chart compact" href="{}#difficulty" aria-label="{}">{}{}</a>',
         reverse("review-page", kwargs={"review_id": review_id}),
         f"{name}: {scores}" if scores else name,
         head,
         rows,
+    )
+
+
+def render_detail_chart(
+    *, summary: dict[str, Any] | None, review_id: str | None, display_name: str
+) -> SafeString:
+    """The chart of an opened row (source page, details drawer): the review page's full chart,
+    with every bar's counts, interval and status as text, and a link to the attempts."""
+    if not summary or not review_id:
+        return SafeString("")
+    return render_to_string(
+        "difficulty/full_chart.html",
+        {
+            "bars": bars_for(summary=summary, mode=FULL),
+            "chip": status_chip(summary=summary),
+            "status_note": summary.get("status_note") if summary.get("status") != CURRENT else "",
+            "ordering_warning": summary.get("ordering_warning"),
+            "details": True,
+        },
     )
 
 
@@ -81,27 +127,30 @@ def legend_entries() -> list[tuple[str, str, str]]:
         (
             "bar-followup",
             ROLE_TITLES["followup"],
-            "A re-run that changed one setting (named on the bar, e.g. Follow-up · max_tokens) or "
-            "a hosted checkpoint; always Historical, shown beside the comparison it follows.",
+            "A re-run of one role that changed one setting or the hosted checkpoint, named with "
+            "its role, model and change (e.g. Large follow-up · Qwen 122B · max_tokens 16384 → "
+            "32768); always Historical, shown beside the comparison it follows.",
         )
     )
     return entries
 
 
 def render_legend() -> SafeString:
-    """The legend of the difficulty bars: roles and models, Current / Historical, follow-ups."""
+    """The legend of the difficulty bars: roles and models, follow-ups, what each bar's text says
+    and what every measurement state means."""
     items = format_html_join(
         "",
         '<li><span class="legend-swatch {}" aria-hidden="true"></span>'
         "<strong>{}</strong> — {}</li>",
         legend_entries(),
     )
+    states = format_html_join("", "<div><dt>{}</dt><dd>{}</dd></div>", STATE_EXPLANATIONS)
     return format_html(
         '<details class="difficulty-legend"><summary>Difficulty bars · legend</summary>'
-        "<ul>{}</ul><p>Bar length is the share of verified tasks solved (longer = easier). "
-        "<strong>Current</strong> bars come from the current protocol on the source's current "
-        "revisions; a <strong>Historical</strong> chip marks earlier models, budgets or "
-        "comparisons, which never feed the Large-model filter and sort. Hover or focus a bar for "
-        "its counts and 95% interval.</p></details>",
+        "<ul>{}</ul><p>Bar length is the share of verified tasks solved (longer = easier); the "
+        "text beside it gives the percentage and solved/verified tasks. A source's page and its "
+        "review add each bar's 95% interval.</p>"
+        '<dl class="difficulty-states">{}</dl></details>',
         items,
+        states,
     )

@@ -59,3 +59,11 @@ def changed_setting(followup: dict[str, Any]) -> str | None:
     if isinstance(changed, str) and changed:
         return changed
     return None
+
+
+def changed_checkpoint(followup: dict[str, Any]) -> str | None:
+    """The checkpoint a hosted follow-up moved to (``checkpoint_change.new``), when recorded."""
+    change = followup.get("checkpoint_change")
+    if isinstance(change, dict) and change.get("new"):
+        return str(change["new"])
+    return None

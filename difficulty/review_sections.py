@@ -10,7 +10,7 @@ from django.urls import reverse
 
 from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
-from difficulty.bars import FULL, bars_for, status_chip
+from difficulty.bars import FULL, bars_for, followup_label, status_chip
 from difficulty.baseline import COUNT_KEYS, derived_counts, judge_labels
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.compact_chart import render_legend
@@ -445,8 +445,19 @@ def _followup(
         ("Generation parameters", _pretty(item.get("generation_parameters"))),
         ("Verifier configuration change", _pretty(item.get("verifier_configuration_change"))),
     ]
+    name = followup_label(
+        entry=entry
+        or {
+            "model": item.get("model"),
+            "size": "hosted" if followups.is_hosted(item) else "followup",
+            "display_name": followups.display_name(item),
+            "changed_setting": followups.changed_setting(item),
+            "changed_checkpoint": followups.changed_checkpoint(item),
+        }
+    )
     return {
-        "title": followups.section_title(item),
+        # The section title names the follow-up as its bar does everywhere else.
+        "title": f"{followups.section_title(item)} · {name}",
         "hosted_note": followups.HOSTED_NOTE if followups.is_hosted(item) else None,
         "changes": [(label, value) for label, value in changes if value],
         "limitations": [str(x) for x in item.get("limitations") or []],

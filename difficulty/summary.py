@@ -45,6 +45,8 @@ def build_summary(*, report: dict[str, Any], classification: Classification) -> 
                 display_name=followups.display_name(followup),
                 changed_setting=followups.changed_setting(followup),
             )
+            if followups.is_hosted(followup):
+                entry["changed_checkpoint"] = followups.changed_checkpoint(followup)
             models.append(entry)
     summary = {
         "models": models,

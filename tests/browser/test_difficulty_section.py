@@ -4,20 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from difficulty.examples import write_example_difficulty
-from difficulty.publication import publish_difficulty_run
-from tests.difficulty.conftest import ATLAS_ID, DATA_REVISION, make_source
+from tests.difficulty.conftest import publish_example
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture
 def page_url(live_server, tmp_path):
-    run_dir = tmp_path / "run"
-    run_dir.mkdir()
-    write_example_difficulty(run_dir=run_dir, atlas_id=ATLAS_ID, source_revision=DATA_REVISION)
-    _, review = make_source()
-    publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
+    review = publish_example(tmp_path=tmp_path)
     return f"{live_server.url}/reviews/{review.id}/#difficulty"
 
 

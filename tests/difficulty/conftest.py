@@ -14,6 +14,7 @@ import pytest
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.examples import example_report, write_example_difficulty
+from difficulty.publication import publish_difficulty_run
 from reviews.models import Review, ReviewArtifact
 from tests.conftest import make_row
 
@@ -39,6 +40,16 @@ def make_source(*, source_id: str = ATLAS_ID, quality: str | None = "good", **pa
     )
     refresh_display_state(source_ids=[source_id])
     return Source.objects.get(id=source_id), review
+
+
+def publish_example(*, tmp_path: Path) -> Review:
+    """The example difficulty run (with its follow-ups) published for a Good source."""
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    write_example_difficulty(run_dir=run_dir, atlas_id=ATLAS_ID, source_revision=DATA_REVISION)
+    _, review = make_source()
+    publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
+    return review
 
 
 def add_artifact(*, review: Review, path: str, document: Any) -> ReviewArtifact:

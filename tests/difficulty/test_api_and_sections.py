@@ -89,7 +89,7 @@ def test_compact_chart_links_to_the_difficulty_section(published):
     assert f'href="/reviews/{review.id}/#difficulty"' in html
     # The accessible name carries the scores: the bars' tooltips are not read by screen readers.
     assert 'aria-label="Difficulty attempts and verifier results for example/x: Qwen 30B ' in html
-    assert ">Qwen 122B<" in html and ">67%<" in html
+    assert ">Qwen 122B<" in html and ">67% · 2/3<" in html  # solved/verified beside the bar
     assert "open the review for attempts and verifier results" in html
     assert "bar-large" in html and "width: 66.67%" in html
 

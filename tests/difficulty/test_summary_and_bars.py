@@ -76,21 +76,22 @@ def test_ordering_warning_needs_an_ordering_audit(report):
 
 
 @pytest.mark.parametrize(
-    ("solved", "verified", "width", "full", "compact"),
+    ("solved", "verified", "width", "text"),
     [
-        (1, 8, Fraction(25, 2), "13% · 1/8", "13%"),  # 12.5 rounds half up
-        (1, 3, Fraction(100, 3), "33% · 1/3", "33%"),
-        (5, 8, Fraction(125, 2), "63% · 5/8", "63%"),
-        (0, 0, Fraction(0), "No scores", "No scores"),
-        (0, None, Fraction(0), "No scores", "No scores"),
-        (4, 4, Fraction(100), "100% · 4/4", "100%"),
+        (1, 8, Fraction(25, 2), "13% · 1/8"),  # 12.5 rounds half up
+        (1, 3, Fraction(100, 3), "33% · 1/3"),
+        (5, 8, Fraction(125, 2), "63% · 5/8"),
+        (0, 0, Fraction(0), "No scores"),
+        (0, None, Fraction(0), "No scores"),
+        (4, 4, Fraction(100), "100% · 4/4"),
     ],
 )
-def test_width_and_score_text(solved, verified, width, full, compact):
+def test_width_and_score_text(solved, verified, width, text):
     entry = {"solved": solved, "verified": verified}
     assert bars.width_percent(entry=entry) == width
-    assert bars.score_text(entry=entry, mode=bars.FULL) == full
-    assert bars.score_text(entry=entry, mode=bars.COMPACT) == compact
+    # The counts are text beside every bar, compact or full (touch screens have no tooltips).
+    assert bars.score_text(entry=entry, mode=bars.FULL) == text
+    assert bars.score_text(entry=entry, mode=bars.COMPACT) == text
 
 
 def test_bars_order_labels_and_classes(report):
@@ -100,31 +101,69 @@ def test_bars_order_labels_and_classes(report):
     full = bars.bars_for(summary=summary, mode=bars.FULL)
     assert [b.label for b in full] == [
         "Small · Qwen3-Coder-30B-A3B-Instruct", "Large · Qwen3.5-122B-A10B",
-        "Hosted · GLM-5.3", "Gen",
+        "Hosted · GLM-5.3", "Follow-up · Gen",
     ]  # fmt: skip
     assert [b.css_class for b in full] == ["bar-small", "bar-large", "bar-hosted", "bar-followup"]
     compact = bars.bars_for(summary=summary, mode=bars.COMPACT)
+    # An unknown model's follow-up names the model it ran; no role matches it.
     assert [b.label for b in compact] == [
-        "Qwen 30B", "Qwen 122B", "GLM 5.3", "Generation setting follow-up",
+        "Qwen 30B", "Qwen 122B", "GLM 5.3", "Follow-up · Gen",
     ]  # fmt: skip
+    assert full[3].label == compact[3].label
     assert full[0].width == "33.33"
 
 
-def test_a_followup_names_its_changed_setting_and_never_borrows_the_current_label(report):
-    large = report["models"][1]["model"]
+def test_a_followup_has_one_name_everywhere_role_model_and_change(report):
+    large, hosted = report["models"][1]["model"], report["models"][2]["model"]
     report["protocol_followups"] = [
         followup(id="g", model=large, changed_parameter={"name": "max_tokens", "earlier": 1,
                                                           "new": 2}),
+        followup(id="h", kind="alternate_checkpoint", model=hosted,
+                 checkpoint_change={"earlier": None, "new": "glm-5.3-0701"}),
+        followup(id="n", model=large),
     ]  # fmt: skip
     summary = build_summary(report=report, classification=CURRENT)
     full = bars.bars_for(summary=summary, mode=bars.FULL)
     compact = bars.bars_for(summary=summary, mode=bars.COMPACT)
-    assert full[3].label == "Qwen3.5-122B-A10B · max_tokens 1 → 2"
-    assert compact[3].label == "Follow-up · max_tokens" != compact[1].label
+    names = [
+        "Large follow-up · Qwen 122B · max_tokens 1 → 2",
+        "Hosted follow-up · GLM 5.3 · checkpoint glm-5.3-0701",
+        "Native verifier recheck · Qwen 122B",
+    ]
+    assert [bar.label for bar in full[3:]] == names == [bar.label for bar in compact[3:]]
+    # A hosted follow-up never reads like the current Hosted arm.
+    assert full[2].label == "Hosted · GLM-5.3" and compact[2].label == "GLM 5.3"
+    assert not any(bar.label in (full[2].label, compact[2].label) for bar in full[3:])
+    # The Historical chip the legend promises, on each historical arm of a current comparison.
+    assert [bar.status_label for bar in full] == [
+        "",
+        "",
+        "",
+        "Historical",
+        "Historical",
+        "Historical",
+    ]
+    assert all(bar.is_followup for bar in full[3:]) and not any(bar.is_followup for bar in full[:3])
     assert "Historical · Generation setting follow-up: max_tokens 1 → 2" in compact[3].tooltip
+    assert full[3].detail == "95% interval not recorded · 0 unverified"
     assert summary["text"].endswith(
-        "; Historical: Qwen/Qwen3.5-122B-A10B (max_tokens 1 → 2) 1/2 solved"
+        "; Historical: Qwen/Qwen3.5-122B-A10B (max_tokens 1 → 2) 1/2 solved; "
+        "zai-org/GLM-5.3 (Hosted model follow-up) 1/2 solved; "
+        "Qwen/Qwen3.5-122B-A10B (Native verifier recheck) 1/2 solved"
     )
+    # A stored summary from before checkpoints were recorded still never borrows the label.
+    del summary["models"][4]["changed_checkpoint"]
+    assert bars.bars_for(summary=summary, mode=bars.COMPACT)[4].label == (
+        "Hosted follow-up · GLM 5.3 · alternate checkpoint"
+    )
+
+
+def test_a_historical_comparison_needs_no_chip_per_arm(report):
+    summary = build_summary(report=report, classification=Classification("historical", "h"))
+    assert [bar.status_label for bar in bars.bars_for(summary=summary, mode=bars.FULL)] == [
+        "", "", "",
+    ]  # fmt: skip
+    assert bars.status_chip(summary=summary).label == "Historical"
 
 
 def test_historical_models_show_actual_names(report):
