@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+from urllib.parse import quote
 
 from django.urls import reverse
 
@@ -33,6 +34,7 @@ class SourcePage:
     difficulty_legend: str = ""
     # The opened row's chart: every bar's counts, interval and status as text.
     difficulty_detail: str = ""
+    dataset_viewer: str | None = None
 
     @property
     def api_url(self) -> str:
@@ -135,7 +137,23 @@ def source_page(*, source: Source, history_limit: int | None = None) -> SourcePa
         )
         if cell and cell.render_detail and row.difficulty
         else "",
+        dataset_viewer=dataset_viewer_url(payload),
     )
+
+
+HF_DATASETS = "https://huggingface.co/datasets/"
+
+
+def dataset_viewer_url(payload: dict[str, Any]) -> str | None:
+    """The Hugging Face dataset viewer of a source pinned to a Hugging Face dataset. The viewer
+    shows the repository's default branch, so the page says which revision the source pins."""
+    url, dataset_id = payload.get("url"), payload.get("dataset_id")
+    if not (isinstance(url, str) and url.startswith(HF_DATASETS) and isinstance(dataset_id, str)):
+        return None
+    repository = HF_DATASETS + dataset_id.strip("/")
+    if not dataset_id.strip("/") or not (url == repository or url.startswith(repository + "/")):
+        return None
+    return f"{HF_DATASETS}{quote(dataset_id.strip('/'), safe='/')}/viewer"
 
 
 def _https(value: Any) -> str | None:

@@ -350,6 +350,12 @@ def review_cards(*, bundle: ReviewBundle) -> list[ReviewCard]:
     return [replace(card, open=True) if card is current else card for card in cards]
 
 
+def card_anchor(*, collection_id: str, review_item_id: Any) -> str:
+    """The review page's fragment id of one review's card (stable across renders)."""
+    key = f"{collection_id}/{review_item_id}".encode()
+    return "review-" + hashlib.sha256(key).hexdigest()[:16]
+
+
 def _card(
     *,
     item: dict[str, Any],
@@ -360,13 +366,12 @@ def _card(
     is_main: bool,
 ) -> ReviewCard:
     findings = item.get("findings") or []
-    anchor_key = f"{owner.id}/{item.get('id')}".encode()
     return ReviewCard(
         review=item,
         collection_id=owner.id,
         collection_kind=owner.kind,
         subject=subject,
-        anchor="review-" + hashlib.sha256(anchor_key).hexdigest()[:16],
+        anchor=card_anchor(collection_id=owner.id, review_item_id=item.get("id")),
         method_label=labels.method_label(
             method=item.get("method") or "unknown", collection_kind=owner.kind
         ),

@@ -1,6 +1,8 @@
 """What reviews draw on the source page (through ``atlas.contributions``): the source's confirmed
-verifier defects, open and resolved, and its review pool. One query each, whatever the size of the
-pool (collections are counted and classified by the database, never loaded)."""
+verifier defects, open and resolved, the sampled tasks of its current review
+(``reviews.task_preview``, three queries) and its review pool. The issues and the pool take
+one query each, whatever the size of the pool (collections are counted and classified by the
+database, never loaded)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from reviews.example_label import ExampleCollection
 from reviews.links import review_page_url
 from reviews.models import VerifierIssue
 from reviews.selectors import source_pool
+from reviews.task_preview import sampled_tasks
 
 
 def verifier_issues(*, source: Source) -> dict[str, Any] | None:
@@ -47,6 +50,9 @@ SECTIONS = (
         name="reviews.verifier_issues",
         template="reviews/_source_issues.html",
         build=verifier_issues,
+    ),
+    SourceSection(
+        name="reviews.sampled_tasks", template="reviews/_source_tasks.html", build=sampled_tasks
     ),
     SourceSection(
         name="reviews.review_pool", template="reviews/_source_pool.html", build=review_pool
