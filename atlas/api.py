@@ -38,6 +38,7 @@ from atlas.renderers import FastJSONRenderer
 from atlas.selectors import listed_rows, refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.source_links import RowLinks
+from atlas.sync_words import outcome_words, run_counts
 from atlas.vocabularies import (
     UNCLASSIFIED,
     Applicability,
@@ -456,9 +457,25 @@ class RefreshSerializer(serializers.ModelSerializer):
 
 
 class RefreshRunSerializer(serializers.ModelSerializer):
+    summary = serializers.SerializerMethodField(
+        help_text="What the run changed, in words: one “<origin>: <n> added, <n> changed…” or "
+        "“<origin>: unchanged” per origin."
+    )
+
     class Meta:
         model = RefreshRun
-        fields = ["id", "started_at", "finished_at", "trigger", "forced", "outcome", "error"]
+        fields = [
+            "id", "started_at", "finished_at", "trigger", "forced", "outcome", "error", "summary",
+        ]  # fmt: skip
+
+    def get_summary(self, run: RefreshRun) -> str | None:
+        if run.outcome == RefreshRun.Outcome.FAILED:
+            return None
+        return outcome_words(
+            results=run.results,
+            retired_origins=run.retired_origins,
+            counts=run_counts(run_id=run.id),
+        )
 
 
 class RefreshListView(APIView):

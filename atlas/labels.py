@@ -134,8 +134,8 @@ def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:
     if status == 202:
         return "Refresh started; reload the page to see the synchronised catalog.", False
     if status == 200:
-        parts = [f"{item['origin']} {item['revision'][:8]}" for item in body.get("results", [])]
-        return "  ·  ".join([*parts, "Packaged task-curation catalog loaded."]), False
+        # What changed, in words (``atlas.sync_words``), never revision prefixes.
+        return body["summary"], False
     if status == 422:
         return f"{body.get('detail', '')}. Keeping the last successful snapshot.", True
     return (

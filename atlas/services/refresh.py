@@ -22,6 +22,7 @@ from django.core.cache import cache
 from atlas import tasks
 from atlas.models import Refresh, RefreshRun
 from atlas.services.sync import SyncRejected, sync_catalog
+from atlas.sync_words import result_words
 
 OK, QUEUED, INVALID = 200, 202, 422
 PAGE_OPEN_STATE = "atlas:page-open-sync"
@@ -38,6 +39,13 @@ class RefreshOutcome:
     body: dict[str, Any]
 
 
+def _answered(result: dict[str, Any]) -> RefreshOutcome:
+    """A sync result (or the busy object), with what it changed in words for the banner."""
+    if result.get("busy"):
+        return RefreshOutcome(OK, result)
+    return RefreshOutcome(OK, {**result, "summary": result_words(result)})
+
+
 def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
     """Run one sync now: the result, the busy object, or the reason the artifact was refused."""
     try:
@@ -46,7 +54,7 @@ def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOut
         )
     except SyncRejected as exc:
         return RefreshOutcome(INVALID, {"detail": str(exc)})
-    return RefreshOutcome(OK, result)
+    return _answered(result)
 
 
 def queue_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
@@ -59,7 +67,7 @@ def queue_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshO
     result = pending.get()
     if result.get("error"):
         return RefreshOutcome(INVALID, {"detail": result["error"]})
-    return RefreshOutcome(OK, result)
+    return _answered(result)
 
 
 def page_open_interval() -> int:
@@ -97,9 +105,7 @@ def _skipped(reason: str) -> RefreshOutcome:
         {"origin": origin, "revision": revision, "changed": False}
         for origin, revision in Refresh.objects.order_by("origin").values_list("origin", "revision")
     ]
-    return RefreshOutcome(
-        OK, {"busy": False, "skipped": True, "reason": reason, "results": results}
-    )
+    return _answered({"busy": False, "skipped": True, "reason": reason, "results": results})
 
 
 def page_open_refresh(*, user_id: int | None) -> RefreshOutcome:

@@ -12,7 +12,6 @@
   var POLL_LIMIT = 60;
   var LOADING_TEXT = "Loading the packaged task-curation catalog. Saved reviews remain available…";
   var LOADED_SUFFIX = "Packaged task-curation catalog loaded.";
-  var SEPARATOR = "  ·  ";
   var PARAM_ORDER = ["q", "origin", "type", "turns", "family", "benchmark", "quality",
     "difficulty", "show_bad", "show_excluded", "sort", "page", "page_size", "source"];
   var DRAWER_LOADING = "Loading source details…";
@@ -424,10 +423,10 @@
     return input ? input.value : "";
   }
 
-  function successText(results) {
-    var parts = results.map(function (item) { return item.origin + " " + item.revision.slice(0, 8); });
-    parts.push(LOADED_SUFFIX);
-    return parts.join(SEPARATOR);
+  // What the sync changed, in words, as the server says it ("MarinSkyRL: 2 added  ·  Task Trove:
+  // unchanged  ·  Packaged task-curation catalog loaded.").
+  function successText(payload) {
+    return payload.summary || LOADED_SUFFIX;
   }
 
   function reloadCurrent() {
@@ -444,7 +443,7 @@
     if (status === 200) {
       var changed = payload.results.some(function (item) { return item.changed; });
       setStatus("Up to date", "ok");
-      setBanner(successText(payload.results), false);
+      setBanner(successText(payload), false);
       return changed || alwaysReload ? reloadCurrent() : Promise.resolve();
     }
     setStatus("Needs attention", "warn");
@@ -467,7 +466,7 @@
           var results = state.results.map(function (item) {
             return { origin: item.origin, revision: item.revision, changed: run.outcome === "synced" };
           });
-          return handleOutcome(200, { busy: false, results: results }, false);
+          return handleOutcome(200, { busy: false, results: results, summary: run.summary }, false);
         }
         if (attempt >= POLL_LIMIT) {
           return handleOutcome(200, { busy: true, message: "Another visitor is refreshing the catalog. Your saved data remains available." });

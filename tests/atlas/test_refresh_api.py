@@ -58,6 +58,39 @@ def test_forced_button_sync_answers_the_result(curator_client):
     assert run.trigger == "button" and run.forced is True and run.user.username == "curator"
 
 
+def test_the_answer_says_what_changed_in_words(curator_client, settings, write_catalog):
+    first = curator_client.post("/api/refresh/?force=true", **csrf(curator_client)).json()
+    assert first["summary"] == (
+        "MarinSkyRL: 1 added  ·  Task Trove: 1 added  ·  Packaged task-curation catalog loaded."
+    )
+    settings.ATLAS_CATALOG_PATH = write_catalog(
+        [
+            make_row("MarinSkyRL:a", display_name="Renamed"),
+            make_row("MarinSkyRL:c"),
+            make_row("Task Trove:b", tags=["agentic"]),
+        ]
+    )
+    body = curator_client.post("/api/refresh/?force=true", **csrf(curator_client)).json()
+    words = (
+        "MarinSkyRL: 1 added, 1 changed  ·  Task Trove: unchanged  ·  "
+        "Packaged task-curation catalog loaded."
+    )
+    assert body["summary"] == words
+    # The refresh state the page polls after a queued sync says the same.
+    state = curator_client.get("/api/refreshes/").json()
+    assert state["last_run"]["summary"] == words
+    # An origin that left the catalog is named with what that did.
+    settings.ATLAS_CATALOG_PATH = write_catalog([make_row("MarinSkyRL:a", display_name="Renamed")])
+    body = curator_client.post("/api/refresh/?force=true", **csrf(curator_client)).json()
+    assert body["summary"] == (
+        "MarinSkyRL: 1 retired  ·  Task Trove: 1 retired (no longer in the packaged catalog)  ·  "
+        "Packaged task-curation catalog loaded."
+    )
+    # A forced sync that changes nothing says so.
+    body = curator_client.post("/api/refresh/?force=true", **csrf(curator_client)).json()
+    assert body["summary"] == "MarinSkyRL: unchanged  ·  Packaged task-curation catalog loaded."
+
+
 def test_page_open_background_sync_runs_eagerly_without_a_broker(curator_client):
     response = curator_client.post("/api/refresh/?force=false&background=1", **csrf(curator_client))
     assert response.status_code == 200 and response.json()["busy"] is False
@@ -146,10 +179,9 @@ def test_form_refresh_redirects_303_with_a_one_time_message(curator_client):
     assert response.status_code == 303
     assert response["Location"] == "/?origin=MarinSkyRL&sort=-rows"
     page = curator_client.get(response["Location"]).content.decode()
-    revision = RefreshRun.objects.get().catalog_revision
+    # What changed, in words: the first sync added one source per origin.
     expected = (
-        f"MarinSkyRL {revision[:8]}  ·  Task Trove {revision[:8]}  ·  "
-        "Packaged task-curation catalog loaded."
+        "MarinSkyRL: 1 added  ·  Task Trove: 1 added  ·  Packaged task-curation catalog loaded."
     )
     assert expected in page
     assert expected not in curator_client.get("/").content.decode()
