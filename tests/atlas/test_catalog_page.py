@@ -430,3 +430,14 @@ def test_page_state_reads_what_the_separate_selectors_read(catalog):
     assert vocabulary == expected_vocabulary
     assert not status.has_refreshes and status.earliest_checked_at is None
     assert status.last_run == expected.last_run and status.last_run_failed
+
+
+def test_signed_in_staff_see_links_to_the_admin_and_the_work_queue(client, catalog):
+    client.force_login(make_curator())
+    html = page(client)
+    assert (
+        '<nav class="curator-links" aria-label="Curator tools"><a href="/admin/">Admin</a>' in html
+    )
+    assert '<a href="/admin/reviews/review/queue/">Work queue</a>' in html
+    client.force_login(make_curator("visitor", staff=False, permitted=False))
+    assert "Curator tools" not in page(client)
