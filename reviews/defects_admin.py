@@ -3,6 +3,8 @@ Both go through reviews.defects; the admin never edits an issue directly (no Sav
 page), and the forms offer only what the rules accept: a source picked by autocomplete, a
 confirming review among that source's ``verifier_defect`` collections, a URL input."""
 
+from dataclasses import dataclass
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -15,6 +17,7 @@ from django.utils.html import format_html
 
 from atlas.permissions import MANAGE_VERIFIER_ISSUES
 from reviews.defects import (
+    RESOLUTION_PREFIX,
     DefectRuleError,
     confirm_verifier_issue,
     resolve_verifier_issue,
@@ -100,23 +103,78 @@ class ConfirmDefectForm(forms.ModelForm):
         return cleaned
 
 
+@dataclass(frozen=True)
+class ResolutionCandidate:
+    """A published rating collection of the issue's source, with why it cannot resolve the
+    issue (None when it can)."""
+
+    review: Review
+    refusal: str | None
+
+    @property
+    def label(self) -> str:
+        return collection_label(self.review)
+
+
+CONFIRM_TITLE = "Confirm verifier defect"
+# How many collections the resolve page checks (newest first); each check reads one collection.
+CANDIDATE_LIMIT = 20
+
+
+def resolution_candidates(*, issue: VerifierIssue) -> list[ResolutionCandidate]:
+    """The source's rating collections newer than the defect, each checked by the rule the
+    resolution itself applies (``reviews.defects.validate_resolution``)."""
+    reviews = (
+        Review.objects.filter(
+            source_id=issue.source_id, kind="rating", updated_at__gt=issue.created_at
+        )
+        .exclude(id=issue.review_id)
+        .only("id", "source_id", "updated_at", "kind")
+        .order_by("-updated_at", "id")[:CANDIDATE_LIMIT]
+    )
+    candidates = []
+    for review in reviews:
+        try:
+            validate_resolution(issue=issue, resolution_review_id=review.id)
+        except DefectRuleError as exc:
+            reason = str(exc).removeprefix(RESOLUTION_PREFIX)
+            candidates.append(ResolutionCandidate(review=review, refusal=reason))
+        else:
+            candidates.append(ResolutionCandidate(review=review, refusal=None))
+    return candidates
+
+
 class ResolveDefectForm(forms.Form):
+    """Offers the source's collections that can resolve the issue (a choice, never a pasted
+    id); the page lists the others with the rule each one fails."""
+
+    # A text field with radio buttons: the page offers the eligible collections, and anything
+    # else posted gets the rule's own message (validate_resolution), not a generic one.
     resolution_review_id = forms.CharField(
-        label="Resolution review id",
+        label="Resolution review",
         max_length=64,
-        widget=forms.TextInput(attrs={"list": "resolution-candidates", "size": 70}),
-        help_text="A fresh rating collection of this source (newer than the defect).",
+        widget=forms.RadioSelect,
+        help_text="A fresh native review of this source on its current revisions whose "
+        "resolved_verifier_issues entry validates the fix.",
     )
 
     def __init__(self, *args, issue: VerifierIssue, **kwargs):
         super().__init__(*args, **kwargs)
         self.issue = issue
-        self.candidates = list(
-            Review.objects.filter(source_id=issue.source_id, kind="rating")
-            .exclude(id=issue.review_id)
-            .only("id", "source_id", "updated_at")
-            .order_by("-updated_at", "id")[:50]
+        self.candidates = (
+            resolution_candidates(issue=issue) if issue.status == VerifierIssue.Status.OPEN else []
         )
+        self.fields["resolution_review_id"].widget.choices = [
+            (candidate.review.id, candidate.label) for candidate in self.eligible
+        ]
+
+    @property
+    def eligible(self) -> list[ResolutionCandidate]:
+        return [candidate for candidate in self.candidates if candidate.refusal is None]
+
+    @property
+    def refused(self) -> list[ResolutionCandidate]:
+        return [candidate for candidate in self.candidates if candidate.refusal is not None]
 
     def clean(self):
         cleaned = super().clean()
@@ -169,6 +227,11 @@ class VerifierIssueAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         return False
+
+    def add_view(self, request, form_url="", extra_context=None):
+        # The docs and the spec call this form by what it does.
+        context = {"title": CONFIRM_TITLE, **(extra_context or {})}
+        return super().add_view(request, form_url, extra_context=context)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is None:

@@ -1,5 +1,7 @@
 """Every admin list and change page renders for a superuser on published data."""
 
+import datetime as dt
+
 import pytest
 from django.contrib.auth.models import User
 from django.urls import reverse
@@ -9,7 +11,14 @@ from atlas.services.sync import sync_catalog
 from reviews.defects import confirm_verifier_issue
 from reviews.models import ReviewArtifact, VerifierIssue
 from tests.conftest import make_row
-from tests.reviews.factories import ISSUE_URL, confirming_collection
+from tests.reviews.factories import (
+    ISSUE_URL,
+    confirming_collection,
+    fix_review,
+    resolution_entry,
+    runtime_review,
+    store_collection,
+)
 
 pytestmark = pytest.mark.django_db
 
@@ -94,3 +103,48 @@ def test_a_verifier_issue_page_has_no_save_and_the_resolve_page_has_breadcrumbs(
     add = admin_client.get("/admin/reviews/verifierissue/add/").content.decode()
     assert 'type="url" name="issue_url"' in add
     assert "admin-autocomplete" in add and "reviews/defect_form.js" in add
+
+
+def test_the_defect_admin_speaks_as_the_docs_do_and_offers_eligible_resolutions(
+    admin_client, write_catalog
+):
+    sync_catalog(
+        catalog_path=write_catalog([make_row("MarinSkyRL:a")]), force=False, trigger="command"
+    )
+    source = Source.objects.get()
+    listing = admin_client.get("/admin/reviews/verifierissue/").content.decode()
+    assert 'class="addlink">Confirm verifier defect</a>' in listing
+    add = admin_client.get("/admin/reviews/verifierissue/add/").content.decode()
+    assert "<h1>Confirm verifier defect</h1>" in add
+    assert 'value="Confirm verifier defect" class="default" name="_save"' in add
+    assert "Add verifier issue" not in add
+    review = confirming_collection(source)
+    issue = confirm_verifier_issue(source_id=source.id, issue_url=ISSUE_URL, review_id=review.id)
+    url = f"/admin/reviews/verifierissue/{issue.pk}/resolve/"
+    # Nothing can resolve it yet: the page says so and offers no box to paste an id into.
+    empty = admin_client.get(url).content.decode()
+    assert 'id="no-resolution-review"' in empty and 'name="resolution_review_id"' not in empty
+    later = issue.created_at + dt.timedelta(minutes=5)
+    stale = store_collection(
+        source,
+        [runtime_review(), fix_review([resolution_entry(source, fix_validated=False)])],
+        updated_at=later,
+    )
+    fix = store_collection(
+        source,
+        [runtime_review(), fix_review([resolution_entry(source)])],
+        updated_at=later + dt.timedelta(minutes=1),
+    )
+    page = admin_client.get(url).content.decode()
+    # The eligible collection is a choice; the other one is listed with the rule it fails.
+    assert f'type="radio" name="resolution_review_id" value="{fix.id}"' in page
+    assert f'value="{stale.id}"' not in page
+    assert f"<code>{stale.id[:12]}</code></a>" in page and "cannot resolve it: " in page
+    assert "Resolve verifier defects with a fresh native review" not in page.split("<h2>")[-1]
+    # A crafted post of an ineligible collection gets the rule's message, not a generic one.
+    refused = admin_client.post(url, {"resolution_review_id": stale.id}).content.decode()
+    assert "Resolve verifier defects with a fresh native review" in refused
+    done = admin_client.post(url, {"resolution_review_id": fix.id})
+    assert done.status_code == 302
+    issue.refresh_from_db()
+    assert (issue.status, issue.resolution_review_id) == ("resolved", fix.id)

@@ -1,10 +1,11 @@
 """issue #5 end to end in the system Chromium: a curator confirms a verifier defect in the admin,
-the catalog and review page show the demotion, a failing resolution is refused, a valid one is
-accepted, and only a new rating publication restores Good."""
+the catalog and review page show the demotion, the resolve page offers no review until a valid
+one is published, then offers it, and only a new rating publication restores Good."""
 
 from __future__ import annotations
 
 import datetime as dt
+import re
 from pathlib import Path
 
 import pytest
@@ -137,7 +138,9 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     assert page.locator("#id_issue_url").get_attribute("type") == "url"
     page.fill("#id_issue_url", ISSUE_URL)
     page.select_option("#id_confirming_review", defect["review_id"])
-    page.get_by_role("button", name="Save", exact=True).click()
+    # The form is called what the docs call it.
+    assert page.locator("h1").inner_text() == "Confirm verifier defect"
+    page.get_by_role("button", name="Confirm verifier defect").click()
     page.wait_for_url("**/admin/reviews/verifierissue/**")
     issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
     assert issue.status == "open" and issue.created_by == curator
@@ -169,18 +172,20 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     page.get_by_role("link", name="Resolve verifier defect").click()
     breadcrumbs = page.locator(".breadcrumbs").inner_text()
     assert "Verifier issues" in breadcrumbs and "Resolve verifier defect" in breadcrumbs
-    page.fill("#id_resolution_review_id", defect["review_id"])
-    page.get_by_role("button", name="Resolve verifier defect").click()
-    assert page.get_by_text(
-        "the resolution review is not a published source review of this source"
-    ).is_visible()
+    # Nothing can resolve it yet: the page says so instead of offering a box for an id.
+    assert page.locator("#no-resolution-review").is_visible()
+    assert page.locator('input[name="resolution_review_id"]').count() == 0
     issue.refresh_from_db()
     assert issue.status == "open"
 
     fix_dir = write_fix_run(tmp_path, source)
     capped = publish_run_directory(run_dir=fix_dir, atlas_id=SOURCE_ID)
     assert capped["capped_by_verifier_issues"] is True and capped["quality"] == "some_issues"
-    page.fill("#id_resolution_review_id", capped["review_id"])
+    # The fresh review is offered as the one eligible choice.
+    page.reload()
+    choice = page.get_by_role("radio", name=re.compile(capped["review_id"][:12]))
+    assert choice.count() == 1
+    choice.check()
     page.get_by_role("button", name="Resolve verifier defect").click()
     page.get_by_text("Verifier defect resolved.").wait_for()
     issue.refresh_from_db()
