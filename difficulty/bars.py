@@ -37,10 +37,9 @@ STATE_EXPLANATIONS = (
      "a validated fix is reviewed."),
 )  # fmt: skip
 FILTER_HELP = (
-    "Measured = the current protocol on the current revisions. Historical = only earlier models, "
-    "budgets or protocols. Not measured = no current measurement: none, Historical, or a "
-    "Protocol mismatch (a report that breaks the current protocol's rules). Ranges use the Large "
-    "model's solve rate; lower means harder."
+    "Measured: the current protocol on current revisions. Historical: only earlier models, "
+    "budgets or protocols. Not measured: none, Historical, or a Protocol mismatch (a report "
+    "that breaks the current protocol)."
 )
 COMPACT_TOOLTIP_END = "; open the review for attempts and verifier results"
 ORDERING_WARNING_TOOLTIP = "Ordering warning; open the review for details"
