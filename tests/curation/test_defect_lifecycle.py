@@ -167,3 +167,9 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
     assert issue_row.resolution_review_id == capped["review_id"]
     assert not need_queryset("resolve_defect").filter(id=SOURCE_ID).exists()
     assert Review.objects.filter(source_id=SOURCE_ID).count() == 3
+    # The catalog history shows each curator step.
+    history = client.get("/api/changes/", {"source": SOURCE_ID}).json()["results"]
+    steps = [entry["kind"] for entry in reversed(history) if entry["kind"] != "added"]
+    assert steps[:2] == ["review_published", "review_published"]
+    assert steps.index("defect_confirmed") < steps.index("defect_resolved")
+    assert steps[-1] == "review_published"
