@@ -11,6 +11,7 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
 
 from atlas.models import Source
@@ -87,19 +88,21 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
     supplemental = publish(reproduction)
     assert (supplemental["kind"], supplemental["quality"]) == ("supplemental", "good")
 
-    # 4. Confirm: Good → Some issues, difficulty withheld.
-    issue = json.loads(
-        run(
-            "confirm_verifier_issue",
-            "--atlas-id",
-            SOURCE_ID,
-            "--issue-url",
-            ISSUE_URL,
-            "--review-id",
-            supplemental["review_id"],
-        )
+    # 4. Confirm in the admin's "Confirm verifier defect" form (the command is used in
+    # test_refusals): Good → Some issues, difficulty withheld.
+    curator = User.objects.create_superuser("alice", password="pw-alice-curator-1")
+    client.force_login(curator)
+    confirmed = client.post(
+        "/admin/reviews/verifierissue/add/",
+        {
+            "source": SOURCE_ID,
+            "issue_url": ISSUE_URL,
+            "confirming_review": supplemental["review_id"],
+        },
     )
-    assert issue["status"] == "open"
+    assert confirmed.status_code == 302
+    issue = VerifierIssue.objects.get(issue_url=ISSUE_URL)
+    assert (issue.status, issue.review_id) == ("open", supplemental["review_id"])
     assert (row(client)["quality"], row(client)["difficulty"]) == ("some_issues", None)
     catalog = client.get("/", {"q": "gsm8k"}).content.decode()
     assert "Withheld · verifier issues" in catalog
@@ -146,6 +149,9 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
     # 6. Publish (capped while the defect is open), resolve, publish again: Good returns.
     capped = publish(fix)
     assert (capped["quality"], capped["capped_by_verifier_issues"]) == ("some_issues", True)
+    # The admin's resolve page offers it as an eligible resolution; the command resolves.
+    offered = client.get(f"/admin/reviews/verifierissue/{issue.id}/resolve/").content.decode()
+    assert f'value="{capped["review_id"]}"' in offered
     resolved = json.loads(
         run(
             "resolve_verifier_issue",
