@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
+from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
@@ -23,8 +24,7 @@ NO_DATED_REVIEW = "No dated review"
 UNCLASSIFIED = "Unclassified"
 # The one word for a source nobody has reviewed (chip, source page, drawer, API label).
 UNREVIEWED = "Unreviewed"
-# Example collections (make demo) say so wherever their rating shows.
-EXAMPLE_NOTICE = "Example review — not a real judgment"
+# Example collections (make demo) say so wherever their rating shows (atlas.example_notice).
 EXAMPLE_MARK = "Example"
 
 

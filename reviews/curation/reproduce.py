@@ -29,7 +29,7 @@ from reviews.curation.cases import (
 from reviews.curation.errors import CurationRefused, UsageError
 from reviews.curation.execution import check_checkout, local_runtime, run_cases
 from reviews.curation.progress import progress_printer
-from reviews.curation.rundirs import finish, new_output, write_run_file
+from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedAttempt, SavedRun
 from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.production import records as production_records
@@ -103,6 +103,7 @@ def answers_for(attempt: SavedAttempt, options: ReproduceOptions) -> list[Answer
 
 def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None) -> ReproduceResult:
     check_options(options)
+    checked_new(options.output)
     saved = SavedRun(options.run_dir)
     attempts: dict[str, SavedAttempt] = {}
     for selector in options.attempts:

@@ -30,11 +30,17 @@ COMMANDS = (
 )  # fmt: skip
 
 
-def new_output(path: Path) -> Path:
-    """``path`` made absolute and created with mode 0700; an existing one is refused."""
+def checked_new(path: Path) -> Path:
+    """``path`` made absolute, refused when it exists (checked first, before any other work)."""
     output = Path(os.path.abspath(os.path.expanduser(str(path))))
     if output.exists():
         raise CurationRefused(f"Output already exists; use a new output directory: {output}")
+    return output
+
+
+def new_output(path: Path) -> Path:
+    """``path`` made absolute and created with mode 0700; an existing one is refused."""
+    output = checked_new(path)
     output.parent.mkdir(parents=True, exist_ok=True)
     output.mkdir(mode=0o700)
     os.chmod(output, 0o700)  # mkdir's mode is masked by the umask

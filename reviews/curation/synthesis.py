@@ -26,7 +26,7 @@ from typing import Any, TextIO
 
 from reviews.curation import records
 from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.rundirs import finish, new_output, write_run_file
+from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedRun
 from reviews.production import records as production_records
 from reviews.production.atlas_client import AtlasClient
@@ -95,6 +95,7 @@ def synthesise_source(
 ) -> SynthesisResult:
     if not options.pool and not options.atlas:
         raise UsageError("Name the review pool: --atlas URL, or --pool DIR for each saved review")
+    checked_new(options.output)
     config = load_config(path=options.config)
     if config.source.get("source_id") != options.atlas_id:
         raise CurationRefused(

@@ -13,10 +13,9 @@ review carrying ``resolved_verifier_issues``.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import shutil
-from collections.abc import Iterator
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -35,7 +34,7 @@ from reviews.curation.errors import CurationRefused, UsageError
 from reviews.curation.execution import check_checkout, run_cases
 from reviews.curation.progress import progress_printer
 from reviews.curation.reproduce import DEFECT_ROLE, REPORT_FILE
-from reviews.curation.rundirs import finish, new_output, write_run_file
+from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
 from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.production import records as production_records
@@ -200,20 +199,6 @@ def validation_cases(*, confirming: Confirming, options: ValidateOptions) -> lis
     return cases
 
 
-@contextlib.contextmanager
-def _output_kept_once_cases_run(path: Path) -> Iterator[tuple[Path, list[bool]]]:
-    """The new output folder, removed again when a refusal comes before any case ran: a refused
-    command leaves no half-made folder behind (once cases ran, their evidence stays)."""
-    output = new_output(path)
-    kept = [False]
-    try:
-        yield output, kept
-    except BaseException:
-        if not kept[0]:
-            shutil.rmtree(output, ignore_errors=True)
-        raise
-
-
 def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> ValidateResult:
     if options.confirming is None and not (options.atlas and options.issue_url):
         raise UsageError(
@@ -221,6 +206,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
         )
     if options.issue_url is not None and not is_github_issue_url(options.issue_url):
         raise UsageError(not_an_issue(options.issue_url))
+    checked_new(options.output)
     review = SavedRun(options.review)
     if review.run is None:
         raise CurationRefused(f"{options.review} is not a make_review run (it has no run.json)")
@@ -229,8 +215,10 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
     except CollectionRejected as exc:
         raise CurationRefused(f"The review run does not validate: {exc}") from None
     source_id = review.source_id
-    with _output_kept_once_cases_run(options.output) as (output, kept):
-        confirming = _confirming(options=options, source_id=source_id, output=output)
+    # Every check runs before the output folder exists (a confirming collection named by its
+    # issue is fetched into scratch space): a refused command leaves no folder behind.
+    with tempfile.TemporaryDirectory(prefix="validate-fix-") as scratch:
+        confirming = _confirming(options=options, source_id=source_id, scratch=Path(scratch))
         if confirming.source_id != source_id:
             raise CurationRefused(
                 f"The confirming collection is of {confirming.source_id}, the review of {source_id}"
@@ -246,6 +234,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
             purpose="Validate the fix at the checkout the review ran",
         )
         cases = validation_cases(confirming=confirming, options=options)
+        output = new_output(options.output)
         validation = output / VALIDATION_DIR
         validation.mkdir()
         write_run_file(
@@ -260,48 +249,47 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
             },
         )
         shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)
-        kept[0] = True
         progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
         observations = run_cases(run_dir=validation, cases=cases, local=local, progress=progress)
-    result = ValidateResult(
-        output=output, source_id=source_id, issue_url=confirming.issue_url,
-        observations=observations,
-    )  # fmt: skip
-    offenders = [o for o in observations if not o.met]
-    write_json_file(
-        validation / VALIDATION_FILE,
-        {
-            "schema_version": 1,
-            "tool": TOOL,
-            "source_id": source_id,
-            "issue_url": confirming.issue_url,
-            "confirming_review_id": confirming.review_id,
-            "validated_marinskyrl_commit": identity["commit"],
-            "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
-            **revisions,
-            "fix_validated": not offenders,
-            "cases": [o.record() for o in observations],
-        },
-    )
-    if offenders:
-        raise CurationRefused(
-            "Fix not validated: "
-            + "; ".join(_offence(o) for o in offenders)
-            + f"; the validation evidence is saved in {validation}"
+        result = ValidateResult(
+            output=output, source_id=source_id, issue_url=confirming.issue_url,
+            observations=observations,
+        )  # fmt: skip
+        offenders = [o for o in observations if not o.met]
+        write_json_file(
+            validation / VALIDATION_FILE,
+            {
+                "schema_version": 1,
+                "tool": TOOL,
+                "source_id": source_id,
+                "issue_url": confirming.issue_url,
+                "confirming_review_id": confirming.review_id,
+                "validated_marinskyrl_commit": identity["commit"],
+                "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
+                **revisions,
+                "fix_validated": not offenders,
+                "cases": [o.record() for o in observations],
+            },
         )
-    _copy_review(review=review.root, output=output)
-    finish(
-        output=output,
-        collection=_collection(
-            review=review,
-            confirming=confirming,
-            result=result,
-            identity=identity,
-            revisions=revisions,
-            curator=options.curator,
-        ),
-    )
-    return result
+        if offenders:
+            raise CurationRefused(
+                "Fix not validated: "
+                + "; ".join(_offence(o) for o in offenders)
+                + f"; the validation evidence is saved in {validation}"
+            )
+        _copy_review(review=review.root, output=output)
+        finish(
+            output=output,
+            collection=_collection(
+                review=review,
+                confirming=confirming,
+                result=result,
+                identity=identity,
+                revisions=revisions,
+                curator=options.curator,
+            ),
+        )
+        return result
 
 
 def _offence(observation: Observation) -> str:
@@ -311,11 +299,11 @@ def _offence(observation: Observation) -> str:
     return f"control {case.name} was {observation.described}, not rejected"
 
 
-def _confirming(*, options: ValidateOptions, source_id: str, output: Path) -> Confirming:
+def _confirming(*, options: ValidateOptions, source_id: str, scratch: Path) -> Confirming:
     if options.confirming is not None:
         return read_confirming(Path(options.confirming))
     assert options.atlas and options.issue_url
-    target = output / "confirming"
+    target = scratch / "confirming"
     with AtlasClient(options.atlas) as atlas:
         issue = atlas.verifier_issue(source_id=source_id, issue_url=options.issue_url)
         atlas.fetch_review(review_id=str(issue["review_id"]), output=target)

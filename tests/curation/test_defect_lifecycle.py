@@ -87,6 +87,9 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
     # 3. Publish the supplemental collection unchanged; the rating does not move.
     supplemental = publish(reproduction)
     assert (supplemental["kind"], supplemental["quality"]) == ("supplemental", "good")
+    page = client.get(f"/reviews/{supplemental['review_id']}/").content.decode()
+    assert "Human review · alice" in page
+    assert "gsm8k rejects correct answers written with a thousands separator." in page
 
     # 4. Confirm in the admin's "Confirm verifier defect" form (the command is used in
     # test_refusals): Good → Some issues, difficulty withheld.
