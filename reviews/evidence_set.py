@@ -11,7 +11,8 @@ COLLECTION_FILE = "quality-reviews.json"
 PUBLICATION_RESULT_FILE = "atlas-publication.json"
 GRADING_CLAIM_PATH = "publication/grading-applicability.json"
 RUN_FILES = ("run.json", "quality-review.schema.json", "artifact-manifest.json")
-_EXECUTION = r"tasks/[^/]+/execution-[^/]+"
+# A task's executions, also where make_review --reuse copied an earlier run's panel.
+_EXECUTION = r"(?:reused/[0-9a-f]{12}/)?tasks/[^/]+/execution-[^/]+"
 ARCHIVED_PATTERN = re.compile(
     "|".join(
         [
@@ -23,7 +24,7 @@ ARCHIVED_PATTERN = re.compile(
         ]
     )
 )
-WALKED_FOLDERS = ("publication", "tasks")
+WALKED_FOLDERS = ("publication", "tasks", "reused")
 
 
 def globbed_files(run: RunDirectory) -> list[str]:

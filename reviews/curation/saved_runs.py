@@ -12,12 +12,14 @@ from typing import Any
 
 from reviews.curation.errors import CurationRefused
 from reviews.production.rundir import COLLECTION_FILE, RUN_FILE, read_json
+from reviews.run_files import normalized_relative
 
 FETCHED_FILE = "atlas-review.json"
 PUBLISHED_FILE = "atlas-publication.json"
 TASK_FOLDER = re.compile(r"^(?:tasks/)?(\d{4,})$")
 EXECUTION = re.compile(r"^(?:tasks/)?(\d{4,})/(execution-\d{3,})$")
 TURN = re.compile(r"^turn-(\d+)$")
+EXECUTION_NAME = re.compile(r"^(?:[^/]+/)+execution-\d{3,}$")
 
 
 @dataclass(frozen=True)
@@ -147,6 +149,9 @@ class SavedRun:
         elif execution_match:
             task_folder = f"tasks/{execution_match.group(1)}"
             execution_path = f"{task_folder}/{execution_match.group(2)}"
+        elif (relative := normalized_relative(text)) and EXECUTION_NAME.match(relative):
+            # An execution elsewhere in the run: a panel make_review --reuse copied in.
+            task_folder, execution_path = relative.rpartition("/")[0], relative
         else:
             raise CurationRefused(
                 f"Name an attempt as NNNN, tasks/NNNN or tasks/NNNN/execution-NNN: {selector}"

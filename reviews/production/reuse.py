@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from reviews.evidence_set import ARCHIVED_PATTERN
 from reviews.production.atlas_client import AtlasClient
 from reviews.production.errors import ReviewProductionError
 from reviews.production.judges import JUDGE_COUNT
@@ -264,6 +265,12 @@ class ReusePlan:
                     source.root / item["snapshot_path"],
                     run_dir / source.prefix / item["snapshot_path"],
                 )
+        # The whole saved execution, not only what the reviews cite: its native input and solver
+        # turns are what reproduce_defect re-runs from this run later.
+        execution = (panel.reviews[0].get("attributes") or {}).get("execution_path")
+        if isinstance(execution, str):
+            for path in _execution_files(source.root, execution):
+                _copy(source.root / path, run_dir / source.prefix / path)
         tags = [
             _retagged(tag, renamed)
             for tag in source.collection.get("tag_assignments") or []
@@ -343,6 +350,19 @@ def _retagged(tag: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
     moved["target"]["id"] = new_target
     moved["evidence_review_ids"] = [renamed.get(i, i) for i in tag["evidence_review_ids"]]
     return moved
+
+
+def _execution_files(root: Path, execution: str) -> list[str]:
+    """The archived files of one execution folder (``reviews.evidence_set``'s names)."""
+    folder = root / execution
+    if not folder.is_dir():
+        return []
+    return sorted(
+        relative
+        for path in folder.rglob("*")
+        if path.is_file()
+        and ARCHIVED_PATTERN.fullmatch(relative := path.relative_to(root).as_posix())
+    )
 
 
 def _copy(source: Path, target: Path) -> None:

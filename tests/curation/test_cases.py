@@ -157,3 +157,18 @@ def test_what_derives_from_an_example_is_labelled_one():
     reviews = labelled([{"summary": "Fix validated."}], example=True)
     assert reviews[0]["summary"] == f"{EXAMPLE_NOTICE}. Fix validated."
     assert labelled([{"summary": "Real."}], example=False)[0]["summary"] == "Real."
+
+
+def test_an_execution_copied_in_by_reuse_can_be_named(tmp_path):
+    (tmp_path / "quality-reviews.json").write_text(json.dumps({"subjects": []}), encoding="utf-8")
+    execution = tmp_path / "reused" / "abcdef012345" / "tasks" / "0001" / "execution-000"
+    execution.mkdir(parents=True)
+    task = {"id": "7", "route": "skyrl_gym", "task_path": "7", "row_index": 0}
+    (execution / "input.json").write_text(
+        json.dumps({"task": task, "model": {}, "config": {}}), encoding="utf-8"
+    )
+    (execution / "attempt.json").write_text(json.dumps({"verification": {}}), encoding="utf-8")
+    attempt = SavedRun(tmp_path).attempt("reused/abcdef012345/tasks/0001/execution-000")
+    assert attempt.task_folder == "reused/abcdef012345/tasks/0001"
+    with pytest.raises(CurationRefused, match="Name an attempt as"):
+        SavedRun(tmp_path).attempt("../elsewhere/execution-000")

@@ -9,6 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from atlas.services.sync import sync_catalog
+from reviews.models import ReviewArtifact
 from reviews.production.reuse import REVIEW_URL
 from tests.production.conftest import SOURCE_ID, commit_all
 from tests.production.helpers import load, make_review, review_fails
@@ -75,7 +76,21 @@ def test_reviews_that_still_apply_are_cited_not_rejudged(
     # The Atlas accepts the run as it is.
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     call_command("publish_review", "--run-dir", str(output), "--atlas-id", SOURCE_ID)
-    assert json.loads(capsys.readouterr().out)["quality"] == "good"
+    published = json.loads(capsys.readouterr().out)
+    assert published["quality"] == "good"
+    # The reused executions are archived whole: their native inputs and solver turns, which
+    # reproduce_defect re-runs from a fetched copy of this review.
+    archived = set(
+        ReviewArtifact.objects.filter(review_id=published["review_id"]).values_list(
+            "path", flat=True
+        )
+    )
+    for review in cited:
+        execution = review["attributes"].get("execution_path")
+        if execution:
+            assert {f"{execution}/input.json", f"{execution}/solver/turn-000/response.json"} <= (
+                archived
+            )
     # A resume decides the same and makes no call.
     model_server.requests.clear()
     make_review(

@@ -37,8 +37,9 @@ class Command(BaseCommand):
             required=True,
             dest="attempts",
             metavar="ATTEMPT",
-            help="An attempt under suspicion: NNNN or tasks/NNNN (its finished attempt) or "
-            "tasks/NNNN/execution-NNN; repeat for several.",
+            help="An attempt under suspicion: NNNN or tasks/NNNN (its finished attempt), or the "
+            "path of an execution folder in the run (tasks/NNNN/execution-NNN, or a reused "
+            "panel's reused/…/execution-NNN); repeat for several.",
         )
         parser.add_argument(
             "--kind",
