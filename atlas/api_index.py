@@ -21,6 +21,8 @@ class Endpoint:
     description: str
     # Placeholder route arguments, shown as {name} in the URL template.
     arguments: tuple[str, ...] = ()
+    # Required query parameters, shown as ?name={name} in the URL template.
+    query: tuple[str, ...] = ()
 
 
 ZERO_UUID = "00000000-0000-0000-0000-000000000000"
@@ -36,6 +38,8 @@ def endpoint_url(endpoint: Endpoint) -> str:
             continue
         for name, value in kwargs.items():
             path = path.replace(value, "{" + name + "}")
+        if endpoint.query:
+            path += "?" + "&".join(f"{name}={{{name}}}" for name in endpoint.query)
         return path
     raise NoReverseMatch(endpoint.name)
 

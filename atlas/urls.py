@@ -14,8 +14,8 @@ API_ENDPOINTS = (
     Endpoint("api-changes", ("GET",), "Catalog history: what each sync changed, per source."),
     Endpoint("api-refreshes", ("GET",), "Sync status per origin and the latest refresh run."),
     Endpoint("api-refresh", ("POST",), "Synchronise the catalog with its artifact (curators)."),
-    Endpoint("api-reviews", ("GET",), "A source's review pool (?source=ID): every published "
-             "collection of it, newest judgment first."),
+    Endpoint("api-reviews", ("GET",), "A source's review pool: every published collection of "
+             "it, newest judgment first.", query=("source",)),
     Endpoint("api-review", ("GET",), "One published review collection with its pool and "
              "verifier issues.", ("review_id",)),
     Endpoint("api-review-artifact", ("GET",), "One evidence file of a review.",

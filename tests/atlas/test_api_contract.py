@@ -47,6 +47,7 @@ def test_the_api_root_is_an_index_of_the_endpoints(client):
         "/api/reviews/publications/{publication_id}/"
     )
     assert by_name["api-refresh"]["methods"] == ["POST"]
+    assert by_name["api-reviews"]["url"] == "http://testserver/api/reviews/?source={source}"
     assert body["schema"].endswith("/api/schema/") and body["docs"].endswith("/api/docs/")
     for item in body["endpoints"]:
         if "{" not in item["url"] and item["methods"] == ["GET"]:
