@@ -17,7 +17,7 @@ MANAGE := $(UV) run --frozen python manage.py
 # Benchmarks talk to an in-process client over plain HTTP, like the tests.
 BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
 
-.PHONY: help install run demo catalog curator test worker beat lint check format bench clean serve
+.PHONY: help install run demo catalog curator test test-real-server worker beat lint check format bench clean serve
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
@@ -52,6 +52,13 @@ curator: install ## create (or update) a curator account: make curator CURATOR=a
 
 test: install ## the whole test suite (browser tests run when Chromium is installed)
 	$(UV) run --frozen pytest
+
+# The opt-in real-server check: llama-cpp-python's server in its own environment (built once).
+REAL_SERVER_ENV ?= $(HOME)/.cache/atlas-real-server/venv
+REAL_SERVER_CONTEXT ?= 8192
+test-real-server: install ## make_review --n 1 against a real llama-cpp-python server (SmolLM2; slow; not part of make test)
+	DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python scripts/real_server_check.py \
+		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT)
 
 worker: install ## a Celery worker against CELERY_BROKER_URL
 	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }

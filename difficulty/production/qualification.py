@@ -11,15 +11,18 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import httpx
-
 from difficulty.eligibility import Standing, refusal
 from difficulty.production.errors import DifficultyProductionError
+from reviews.production.bounded_http import CallFailed, fetch_json
 
 ROW_TIMEOUT_SECONDS = 30.0
+# One source row is a few kilobytes; anything far larger is not the Atlas answering.
+ROW_MAX_BYTES = 4 * 1024 * 1024
 
 
-def atlas_row(*, source: dict[str, Any], atlas_id: str) -> dict[str, Any]:
+def atlas_row(
+    *, source: dict[str, Any], atlas_id: str, timeout: float = ROW_TIMEOUT_SECONDS
+) -> dict[str, Any]:
     """The source's Atlas row: the saved snapshot, else the API's answer."""
     if source.get("source_id") != atlas_id:
         raise DifficultyProductionError(
@@ -32,18 +35,7 @@ def atlas_row(*, source: dict[str, Any], atlas_id: str) -> dict[str, Any]:
         except (OSError, ValueError) as exc:
             raise DifficultyProductionError(f"Cannot read the Atlas row snapshot: {exc}") from None
     elif source.get("atlas_url"):
-        url = f"{str(source['atlas_url']).rstrip('/')}/api/sources/{quote(atlas_id, safe='')}/"
-        try:
-            response = httpx.get(url, timeout=ROW_TIMEOUT_SECONDS)
-        except httpx.HTTPError as exc:
-            raise DifficultyProductionError(
-                f"Cannot read the Atlas row from {url}: {exc}"
-            ) from None
-        if response.status_code != 200:
-            raise DifficultyProductionError(
-                f"Cannot read the Atlas row from {url}: HTTP {response.status_code}"
-            )
-        row = response.json()
+        row = _read_row(source=source, atlas_id=atlas_id, timeout=timeout)
     else:
         raise DifficultyProductionError(
             "Save the source's Atlas row as source.grading_snapshot or set source.atlas_url: "
@@ -51,6 +43,26 @@ def atlas_row(*, source: dict[str, Any], atlas_id: str) -> dict[str, Any]:
         )
     if not isinstance(row, dict) or row.get("id") != atlas_id:
         raise DifficultyProductionError("The Atlas row identifies a different source")
+    return row
+
+
+def _read_row(*, source: dict[str, Any], atlas_id: str, timeout: float) -> Any:
+    """``<atlas_url>/api/sources/<id>/`` within a deadline and a size cap; every failure is one
+    line naming the URL (never a traceback)."""
+    base = source["atlas_url"]
+    if not isinstance(base, str) or not base.startswith(("http://", "https://")):
+        raise DifficultyProductionError("source.atlas_url must be an http(s) URL")
+    url = f"{base.rstrip('/')}/api/sources/{quote(atlas_id, safe='')}/"
+    try:
+        status, row = fetch_json(url=url, timeout=timeout, max_bytes=ROW_MAX_BYTES)
+    except CallFailed as failure:
+        raise DifficultyProductionError(
+            f"Cannot read the Atlas row from {url}: {failure.reason}"
+        ) from None
+    if status != 200:
+        raise DifficultyProductionError(f"Cannot read the Atlas row from {url}: HTTP {status}")
+    if row is None:
+        raise DifficultyProductionError(f"Cannot read the Atlas row from {url}: not JSON")
     return row
 
 

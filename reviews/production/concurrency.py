@@ -1,16 +1,28 @@
 """Independent pieces of work run ``jobs`` at a time (make_review's tasks, make_difficulty's
-attempts): the first failure stops the rest, and Ctrl-C stops everything cleanly."""
+attempts): the first failure stops the rest, and Ctrl-C stops everything cleanly.
+
+Ctrl-C (issue 25 §4): the first one sets the run's stop event at once — every model call in
+flight is cancelled, every native worker is sent SIGINT — and the run ends with a line saying it
+can be resumed; a second one ends the process immediately.
+"""
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import os
+import signal
+import sys
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from types import FrameType
 from typing import TypeVar
 
 from reviews.production.errors import ReviewProductionError
 
 INTERRUPTED = "Interrupted; saved files remain in place. Run again with --resume to finish."
+FORCED = "Interrupted again: stopping now; saved files remain in place. Run again with --resume."
+FORCED_EXIT_STATUS = 130
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -56,3 +68,30 @@ def run_concurrently(
     if errors:
         raise ReviewProductionError(INTERRUPTED)
     return [results[index] for index in range(len(items))]
+
+
+@contextlib.contextmanager
+def interruptible(*, stop: threading.Event, command: str) -> Iterator[None]:
+    """While the block runs in the main thread: the first SIGINT sets ``stop`` and raises
+    ``KeyboardInterrupt`` (the run stops cleanly and says it can be resumed); a second SIGINT
+    ends the process at once. Elsewhere (a thread) it changes nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    interrupts = 0
+
+    def on_interrupt(_signum: int, _frame: FrameType | None) -> None:
+        nonlocal interrupts
+        interrupts += 1
+        stop.set()
+        if interrupts > 1:
+            sys.stderr.write(f"\n{command}: {FORCED}\n")
+            sys.stderr.flush()
+            os._exit(FORCED_EXIT_STATUS)
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGINT, on_interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

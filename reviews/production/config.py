@@ -16,7 +16,17 @@ from reviews.production.errors import ReviewProductionError
 
 CREDENTIAL_KEYS = frozenset({"api_key", "authorization", "password", "token"})
 FORBIDDEN_PARAMETERS = frozenset({"model", "messages", "api_key", "stream", "n"})
-RESPONSE_FORMATS = ("json_schema", "json_object", "none")
+# How structured output is requested, per server dialect (model_client.structured_output).
+RESPONSE_FORMATS = (
+    "json_schema", "json_object_schema", "guided_json", "structured_outputs", "json_object",
+    "none",
+)  # fmt: skip
+# Body keys that request structured output: chosen by model.response_format alone, so a copy in
+# the parameters can never silently override (or contradict) it.
+STRUCTURED_OUTPUT_KEYS = frozenset(
+    {"response_format", "guided_json", "guided_regex", "guided_grammar", "guided_choice",
+     "structured_outputs", "json_schema", "grammar"}
+)  # fmt: skip
 SOURCE_FORMATS = ("skyrl_prepared", "harbor_directory", "task_manifest")
 HARBOR_AGENTS = ("terminus-2", "offline_terminus:OfflineTerminus2")
 REWARD_MODES = ("scalar", "skill2env_components")
@@ -25,6 +35,15 @@ POSITIVE_RUNTIME_KEYS = ("max_turns", "agent_timeout", "worker_timeout")
 RUNTIME_DEFAULTS = {"max_turns": 8, "agent_timeout": 1800, "worker_timeout": 3600}
 DEFAULT_MAX_RETRIES = 4
 DEFAULT_RETRY_BACKOFF_SECONDS = 1.0
+DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024
+DEFAULT_MAX_REASKS = 2
+# The model settings a resume may change: how the judges are asked and how the endpoint is
+# talked to. Finished stages keep their answers (each call records the body it sent); the
+# solver's model, checkpoint and parameters stay part of the run's identity.
+RESUMABLE_MODEL_KEYS = frozenset(
+    {"review_parameters", "timeout", "max_retries", "retry_backoff_seconds", "response_format",
+     "max_response_bytes", "max_reasks", "context_tokens", "base_url"}
+)  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -39,6 +58,10 @@ class ModelConfig:
     response_format: str
     max_retries: int
     retry_backoff_seconds: float
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    # The endpoint's context in tokens: configured, or read from the server (context.py).
+    context_tokens: int | None = None
+    max_reasks: int = DEFAULT_MAX_REASKS
 
     @property
     def judge_parameters(self) -> dict[str, Any]:
@@ -172,13 +195,29 @@ def _model(model: Any) -> ModelConfig:
         raise ReviewProductionError(
             "Model parameters must not override identity, conversation, or credentials"
         )
+    for block, values in (("parameters", parameters), ("review_parameters", review_parameters)):
+        clash = sorted(STRUCTURED_OUTPUT_KEYS & set(values))
+        if clash:
+            raise ReviewProductionError(
+                f"model.response_format chooses how structured output is requested; remove "
+                f"{clash[0]} from model.{block}"
+            )
     api_key_env = checked_api_key_env(model.get("api_key_env"), where="model")
     response_format = model.get("response_format", "json_schema")
     if response_format not in RESPONSE_FORMATS:
         raise ReviewProductionError(
-            "model.response_format must be json_schema, json_object, or none"
+            "model.response_format must be one of " + ", ".join(RESPONSE_FORMATS)
         )
     max_retries, backoff = checked_retries(model, where="model")
+    max_response_bytes = (
+        _positive_int(model, "max_response_bytes", DEFAULT_MAX_RESPONSE_BYTES)
+        or DEFAULT_MAX_RESPONSE_BYTES
+    )
+    context_tokens = _positive_int(model, "context_tokens", None)
+    max_reasks = model.get("max_reasks", DEFAULT_MAX_REASKS)
+    if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or max_reasks < 0:
+        raise ReviewProductionError("model.max_reasks must be a non-negative integer")
+
     revision = model.get("revision")
     return ModelConfig(
         name=name,
@@ -191,7 +230,32 @@ def _model(model: Any) -> ModelConfig:
         response_format=response_format,
         max_retries=max_retries,
         retry_backoff_seconds=backoff,
+        max_response_bytes=max_response_bytes,
+        context_tokens=context_tokens,
+        max_reasks=max_reasks,
     )
+
+
+def _positive_int(block: dict[str, Any], key: str, default: int | None) -> int | None:
+    value = block.get(key, default)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+        raise ReviewProductionError(f"model.{key} must be a positive integer")
+    return value
+
+
+def resumable_view(identity: Any) -> Any:
+    """A run identity without the model settings a resume may change (RESUMABLE_MODEL_KEYS):
+    what two invocations must share for the second to reuse the first one's work."""
+    if not isinstance(identity, dict) or not isinstance(identity.get("config"), dict):
+        return identity
+    config = identity["config"]
+    model = config.get("model")
+    if not isinstance(model, dict):
+        return identity
+    kept = {key: value for key, value in model.items() if key not in RESUMABLE_MODEL_KEYS}
+    return {**identity, "config": {**config, "model": kept}}
 
 
 def _model_record(model: dict[str, Any]) -> dict[str, Any]:

@@ -15,6 +15,20 @@ from reviews.production.rundir import read_json
 UNCALLED_REASON = (
     "Imported module was not called during this attempt; full source retained in artifacts."
 )
+# Two files of every execution restate what the judge payload holds already: the worker's input
+# (the task, and the run's own model and runtime configuration, which is no evidence about the
+# task) and the attempt record (the payload's native_outcome, byte for byte). They are accounted
+# for, not repeated: on a small context they were a tenth of a judge prompt.
+WORKER_INPUT = "input.json"
+WORKER_INPUT_REASON = (
+    "The worker's input: the task (given in full as task) and the run's model and runtime "
+    "configuration (run.json); retained in artifacts."
+)
+ATTEMPT_RECORD = "attempt.json"
+ATTEMPT_REASON = "The attempt record, given in full as native_outcome; retained in artifacts."
+# Captured native modules: the code every attempt of a route calls, shown once per prompt
+# under route_code with paths relative to the execution directory.
+ROUTE_CODE_DIR = "native-code/"
 
 
 def json_size(value: Any) -> int:
@@ -26,6 +40,10 @@ def evidence_bundle(*, run_dir: Path, execution_path: str, max_bytes: int) -> li
     ``duplicate_content_of`` or ``binary_not_inspected`` for each file, sorted by path."""
     execution = run_dir / execution_path
     uncalled = _uncalled_captures(execution, execution_path)
+    restated = {
+        f"{execution_path}/{WORKER_INPUT}": WORKER_INPUT_REASON,
+        f"{execution_path}/{ATTEMPT_RECORD}": ATTEMPT_REASON,
+    }
     items: list[dict[str, Any]] = []
     first_by_hash: dict[str, str] = {}
     size = 2  # the enclosing brackets of the serialised list
@@ -36,6 +54,8 @@ def evidence_bundle(*, run_dir: Path, execution_path: str, max_bytes: int) -> li
         item: dict[str, Any] = {"path": relative, "sha256": digest, "bytes": len(data)}
         if relative in uncalled:
             item["not_inspected_reason"] = UNCALLED_REASON
+        elif relative in restated:
+            item["not_inspected_reason"] = restated[relative]
         elif digest in first_by_hash:
             item["duplicate_content_of"] = first_by_hash[digest]
         else:
@@ -52,6 +72,27 @@ def evidence_bundle(*, run_dir: Path, execution_path: str, max_bytes: int) -> li
             )
         items.append(item)
     return items
+
+
+def split_route_code(
+    *, evidence: list[dict[str, Any]], execution_path: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The captured native modules (paths relative to the execution, so every attempt of the
+    route that called the same code shows the same bytes) and the attempt's other files."""
+    prefix = f"{execution_path}/"
+    code_prefix = prefix + ROUTE_CODE_DIR
+    route_code: list[dict[str, Any]] = []
+    specific: list[dict[str, Any]] = []
+    for item in evidence:
+        if not item["path"].startswith(code_prefix):
+            specific.append(item)
+            continue
+        shared = {**item, "path": item["path"].removeprefix(prefix)}
+        duplicate = item.get("duplicate_content_of")
+        if isinstance(duplicate, str) and duplicate.startswith(code_prefix):
+            shared["duplicate_content_of"] = duplicate.removeprefix(prefix)
+        route_code.append(shared)
+    return route_code, specific
 
 
 def _files(execution: Path) -> list[Path]:

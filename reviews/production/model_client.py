@@ -1,35 +1,61 @@
 """The model client (review-production.md §2.1, §8.4): any OpenAI-compatible chat-completions
-endpoint through ``httpx``.
+endpoint.
 
 Every attempt is its own ``call-NNN/`` with ``request.json`` (the body only: the Authorization
-header is never written), the raw ``response.json`` and ``http-error.txt`` on an HTTP error.
-HTTP 429, 5xx, timeouts and connection failures are retried a bounded number of times with
-exponential backoff.
+header is never written), the raw ``response.json`` and ``http-error.txt`` on an HTTP error or a
+call that produced no answer. HTTP 429, 5xx, deadlines and connection failures are retried a
+bounded number of times with exponential backoff — except answers that name the request itself
+(its structured-output format, a prompt longer than the server's context): those are the
+configuration's fault, and retrying them only costs prompt evaluation.
+
+``model.timeout`` is a deadline for the whole call and ``model.max_response_bytes`` caps the
+answer (``bounded_http``); setting ``stop`` cancels every call in flight.
+
+Public API (also used by other production commands): ``ModelClient.complete``, ``chat_body``,
+``structured_output``, ``stage_label``, ``CallStats``, ``ModelRefused``.
 """
 
 from __future__ import annotations
 
 import json
-import logging
 import re
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import httpx
-
+from reviews.production.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
 from reviews.production.config import ModelConfig
 from reviews.production.errors import ReviewProductionError
 from reviews.production.launcher import Interrupted
+from reviews.production.prompt_room import PromptRoom, discover
 from reviews.production.rundir import write_json_file
 
 CALL_DIR = re.compile(r"^call-(\d{3,})$")
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_BACKOFF_SECONDS = 30.0
-# httpx logs every request at INFO; the progress line already counts calls.
-logging.getLogger("httpx").setLevel(logging.WARNING)
+REASON_CHARACTERS = 300
+# An error body that talks about the request's structured-output format.
+FORMAT_WORDS = re.compile(
+    r"response_format|json_schema|json_object|guided_|structured_output|grammar|\bschema\b",
+    re.IGNORECASE,
+)
+# An error body saying the prompt (plus the output budget) does not fit the server's context.
+CONTEXT_WORDS = re.compile(
+    r"context[_ ]length|maximum context|context window|context size|exceeds? (?:the )?"
+    r"(?:available )?context|n_ctx|max_model_len|too many tokens|prompt is too long",
+    re.IGNORECASE,
+)
+CONTEXT_NUMBER = re.compile(
+    r"(?:maximum context length is|context window of|context size (?:of|is)|"
+    r"\bn_ctx\"?\s*[:=]|max_model_len\"?\s*[:=]|context length of)\s*(\d+)",
+    re.IGNORECASE,
+)
+
+
+class ModelRefused(ReviewProductionError):
+    """The endpoint refused the request itself (not an outage): retrying cannot help."""
 
 
 @dataclass
@@ -38,6 +64,7 @@ class CallStats:
 
     calls: int = 0
     retries: int = 0
+    reasks: int = 0
     model_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -47,6 +74,10 @@ class CallStats:
             self.model_seconds += seconds
             if retry:
                 self.retries += 1
+
+    def record_reask(self) -> None:
+        with self._lock:
+            self.reasks += 1
 
 
 def next_call_dir(stage_dir: Path) -> Path:
@@ -59,99 +90,234 @@ def next_call_dir(stage_dir: Path) -> Path:
     return stage_dir / f"call-{max(numbers, default=-1) + 1:03d}"
 
 
+def stage_label(stage_dir: Path) -> str:
+    """How a person names a stage: ``task 0003 judge 2 segment 001``, ``coalescer``."""
+    parts = stage_dir.parts
+    words: list[str] = []
+    for index, part in enumerate(parts):
+        following = parts[index + 1] if index + 1 < len(parts) else None
+        if part == "tasks" and following is not None:
+            words = [f"task {following}"]
+        elif part == "judges" and following is not None and words:
+            words.append(f"judge {following}")
+        elif part == "segments" and following is not None and words:
+            words.append(f"segment {following}")
+        elif part == "coalescer":
+            words = ["coalescer"]
+        elif part == "batches" and following is not None and words == ["coalescer"]:
+            words.append(f"batch {following}")
+        elif part == "source" and words == ["coalescer"]:
+            words.append("source synthesis")
+    return " ".join(words) or stage_dir.name
+
+
+def server_reason(text: str) -> str:
+    """The server's own words from an error body (OpenAI ``error.message``, FastAPI ``detail``,
+    a plain ``message`` or the text itself), on one line and shortened."""
+    reason: Any = text
+    try:
+        document = json.loads(text)
+    except ValueError:
+        document = None
+    if isinstance(document, dict):
+        error = document.get("error")
+        if isinstance(error, dict):
+            reason = error.get("message") or error
+        elif error:
+            reason = error
+        elif "detail" in document:
+            reason = document["detail"]
+        elif "message" in document:
+            reason = document["message"]
+    if not isinstance(reason, str):
+        reason = json.dumps(reason, ensure_ascii=False)
+    reason = " ".join(reason.split())
+    if len(reason) > REASON_CHARACTERS:
+        reason = reason[: REASON_CHARACTERS - 1] + "…"
+    return reason or "no reason given"
+
+
+def context_limit_in(text: str) -> int | None:
+    """The context size a context-length error states, when it states one."""
+    match = CONTEXT_NUMBER.search(text)
+    return int(match.group(1)) if match else None
+
+
 class ModelClient:
     def __init__(self, *, model: ModelConfig, stop: threading.Event, connections: int = 8) -> None:
         self.model = model
         self.stop = stop
         self.stats = CallStats()
-        self._http = httpx.Client(
-            timeout=httpx.Timeout(model.timeout),
-            limits=httpx.Limits(max_connections=max(connections, 1)),
-        )
+        self._http = BoundedHttp(stop=stop, connections=connections)
+        # Where notes for the person at the terminal go (the progress line), when anywhere.
+        self.on_note: Callable[[str], None] | None = None
 
     def close(self) -> None:
         self._http.close()
 
-    def complete(self, *, stage_dir: Path, body: dict[str, Any]) -> tuple[dict[str, Any], Path]:
+    def prompt_room(self) -> PromptRoom:
+        """The endpoint's context as configured and as the server reports it."""
+        return discover(model=self.model, http=self._http, headers=self._headers())
+
+    def in_flight(self) -> list[InFlight]:
+        """The calls running now (label, elapsed), for the progress line."""
+        return self._http.in_flight()
+
+    def complete(
+        self, *, stage_dir: Path, body: dict[str, Any], label: str | None = None
+    ) -> tuple[dict[str, Any], Path]:
         """POST ``body`` to ``<base_url>/chat/completions``; returns the parsed answer and its
-        ``call-NNN`` folder."""
+        ``call-NNN`` folder. Every failure message names the stage and the saved file."""
+        label = label or stage_label(stage_dir)
         url = f"{self.model.base_url}/chat/completions"
         attempts = self.model.max_retries + 1
+        data = json.dumps(body).encode("utf-8")
         reason = ""
+        call_dir = stage_dir
         for attempt in range(attempts):
             if self.stop.is_set():
                 raise Interrupted()
             call_dir = next_call_dir(stage_dir)
             call_dir.mkdir(parents=True)
             write_json_file(call_dir / "request.json", body)
-            started = time.monotonic()
             try:
-                response = self._http.post(url, json=body, headers=self._headers())
-            except httpx.TimeoutException as exc:
-                reason = f"timeout after {self.model.timeout:g} s ({type(exc).__name__})"
-                (call_dir / "http-error.txt").write_text(reason + "\n", encoding="utf-8")
-            except httpx.TransportError as exc:
-                reason = f"connection failed ({type(exc).__name__}: {exc})"
-                (call_dir / "http-error.txt").write_text(reason + "\n", encoding="utf-8")
+                answer = self._http.request(
+                    "POST",
+                    url,
+                    timeout=self.model.timeout,
+                    max_bytes=self.model.max_response_bytes,
+                    label=label,
+                    content=data,
+                    headers=self._headers(),
+                )
+            except CallFailed as failure:
+                self.stats.record(seconds=0.0, retry=attempt > 0)
+                if failure.kind == STOPPED:
+                    raise Interrupted() from None
+                if failure.partial:
+                    (call_dir / "response.partial").write_bytes(failure.partial)
+                if failure.kind == "too_large":
+                    _write_error(call_dir, f"refused: {failure.reason}")
+                    raise ModelRefused(
+                        f"{label}: the model endpoint's answer was refused: {failure.reason} "
+                        f"(model.max_response_bytes); saved in {call_dir}"
+                    ) from None
+                reason = failure.reason
+                _write_error(call_dir, reason)
             else:
-                (call_dir / "response.json").write_text(response.text, encoding="utf-8")
-                if response.status_code < 400:
-                    self.stats.record(seconds=time.monotonic() - started, retry=attempt > 0)
+                self.stats.record(seconds=answer.seconds, retry=attempt > 0)
+                (call_dir / "response.json").write_bytes(answer.body)
+                if answer.status < 400:
                     try:
-                        return response.json(), call_dir
+                        parsed = json.loads(answer.body)
                     except ValueError:
+                        parsed = None
+                    if not isinstance(parsed, dict):
                         raise ReviewProductionError(
-                            "Model endpoint returned invalid JSON; raw response saved in "
-                            f"{call_dir}"
-                        ) from None
-                reason = f"HTTP {response.status_code}"
-                (call_dir / "http-error.txt").write_text(
-                    f"{reason}\n{response.text}\n", encoding="utf-8"
-                )
-                if response.status_code not in RETRIED_STATUSES:
-                    self.stats.record(seconds=time.monotonic() - started, retry=attempt > 0)
-                    raise ReviewProductionError(
-                        f"Model endpoint answered {reason}; raw response saved in {call_dir}"
-                    )
-            self.stats.record(seconds=time.monotonic() - started, retry=attempt > 0)
+                            f"{label}: the model endpoint answered with invalid JSON; raw "
+                            f"response saved in {call_dir}"
+                        )
+                    return parsed, call_dir
+                text = answer.text
+                said = server_reason(text)
+                reason = f"HTTP {answer.status}: {said}"
+                _write_error(call_dir, f"HTTP {answer.status}\n{text}")
+                refusal = self._refusal(status=answer.status, text=text, said=said)
+                if refusal is not None:
+                    raise ModelRefused(f"{label}: {refusal}; raw response saved in {call_dir}")
             if attempt + 1 < attempts:
-                self._sleep(
-                    min(self.model.retry_backoff_seconds * (2**attempt), MAX_BACKOFF_SECONDS)
-                )
+                self.note(f"{label}: {reason}; retrying")
+                self.pause(self.model.retry_backoff_seconds * (2**attempt))
         raise ReviewProductionError(
-            f"Model endpoint failed after {attempts} attempts ({reason}); "
-            f"raw calls saved in {stage_dir}"
+            f"{label}: the model endpoint failed after {attempts} attempts ({reason}); "
+            f"raw calls saved in {stage_dir}, the last in {call_dir.name}"
         )
+
+    def _refusal(self, *, status: int, text: str, said: str) -> str | None:
+        """Why an error answer is not worth retrying, or None for an outage (429, 5xx)."""
+        if CONTEXT_WORDS.search(text):
+            limit = context_limit_in(text)
+            hint = (
+                f"set model.context_tokens to {limit}"
+                if limit is not None and limit != self.model.context_tokens
+                else "set model.context_tokens to the server's context size"
+            )
+            return (
+                f"the prompt does not fit the server's context (HTTP {status}: {said}); {hint} "
+                "so that evidence is segmented to fit"
+            )
+        if FORMAT_WORDS.search(text) and self.model.response_format != "none":
+            return (
+                f"the server refused the structured-output request (model.response_format "
+                f"{self.model.response_format}; HTTP {status}: {said}); choose the dialect it "
+                "speaks: json_schema, json_object_schema, guided_json, structured_outputs, "
+                "json_object or none"
+            )
+        if status not in RETRIED_STATUSES:
+            return f"the model endpoint answered HTTP {status}: {said}"
+        return None
 
     def _headers(self) -> dict[str, str]:
         key = self.model.api_key()
-        return {"Authorization": f"Bearer {key}"} if key else {}
+        headers = {"Content-Type": "application/json"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
 
-    def _sleep(self, seconds: float) -> None:
-        # Interruptible: a Ctrl-C during backoff stops at once.
-        if self.stop.wait(seconds):
+    def pause(self, seconds: float) -> None:
+        """A backoff (at most 30 s) that a Ctrl-C ends at once."""
+        if self.stop.wait(min(seconds, MAX_BACKOFF_SECONDS)):
             raise Interrupted()
+
+    def note(self, text: str) -> None:
+        if self.on_note is not None:
+            self.on_note(text)
+
+
+def _write_error(call_dir: Path, text: str) -> None:
+    (call_dir / "http-error.txt").write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def structured_output(*, mode: str, schema: dict[str, Any]) -> dict[str, Any]:
+    """The body fields that ask for schema-shaped output in each server's dialect (§2.1.5);
+    answers are validated locally whatever the mode.
+
+    - ``json_schema``: OpenAI, Together, vLLM, SGLang (``response_format`` of type json_schema)
+    - ``json_object_schema``: llama.cpp and llama-cpp-python (json_object with a ``schema``)
+    - ``guided_json``: vLLM before 0.12 (its guided-decoding extra)
+    - ``structured_outputs``: vLLM 0.12 and later (``structured_outputs.json``)
+    - ``json_object``: any JSON object, no schema; ``none``: plain text
+    """
+    if mode == "json_schema":
+        return {
+            "response_format": {
+                "type": "json_schema",
+                "json_schema": {"name": "quality_review", "strict": True, "schema": schema},
+            }
+        }
+    if mode == "json_object_schema":
+        return {"response_format": {"type": "json_object", "schema": schema}}
+    if mode == "guided_json":
+        return {"guided_json": schema}
+    if mode == "structured_outputs":
+        return {"structured_outputs": {"json": schema}}
+    if mode == "json_object":
+        return {"response_format": {"type": "json_object"}}
+    return {}
 
 
 def response_format(*, mode: str, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """How structured output is requested (§2.1.5); answers are validated locally in any mode."""
-    if mode == "json_schema":
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "quality_review", "strict": True, "schema": schema},
-        }
-    if mode == "json_object":
-        return {"type": "json_object"}
-    return None
+    """The ``response_format`` field alone (None when the dialect uses another field)."""
+    return structured_output(mode=mode, schema=schema).get("response_format")
 
 
 def chat_body(
     *, model: ModelConfig, messages: list[dict[str, Any]], schema: dict[str, Any]
 ) -> dict[str, Any]:
     body: dict[str, Any] = {**model.judge_parameters}
-    requested = response_format(mode=model.response_format, schema=schema)
-    if requested is not None:
-        body["response_format"] = requested
+    # The config refuses structured-output keys in the parameters, so nothing here overrides
+    # the chosen dialect.
+    body.update(structured_output(mode=model.response_format, schema=schema))
     body.update({"model": model.name, "messages": messages, "stream": False, "n": 1})
     return body
 

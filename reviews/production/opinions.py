@@ -1,28 +1,45 @@
-"""Judge and coalescer output (review-production.md §8.4–§8.7, §9.3): the opinion schema, local
-validation, the placeholder guard and the stage runner that reuses a valid ``parsed.json``."""
+"""Judge and coalescer output (review-production.md §8.4–§8.7, §9.3; issue 25 §3): the opinion
+schema, lenient parsing with strict validation, the placeholder and word-salad guards, cited paths
+checked against the evidence, and the stage runner that reuses a valid ``parsed.json`` and re-asks
+a refused answer a bounded number of times.
+
+Public API (also used by other production commands): ``run_stage``, ``check_opinion``,
+``parse_answer``, ``Citations``, ``opinion_schema``, ``synthesis_schema``, ``OutputRejected``."""
 
 from __future__ import annotations
 
 import copy
 import functools
 import json
+import math
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from atlas.json_schemas import SchemaValidator
 from reviews.collection_checks import SCHEMA_PATH, json_pointer
 from reviews.production.errors import ReviewProductionError
-from reviews.production.model_client import ModelClient, chat_body
+from reviews.production.model_client import ModelClient, chat_body, stage_label
+from reviews.production.prompt_room import output_tokens_of
 from reviews.production.rundir import read_json, write_json_file
 
-FENCED = re.compile(r"^\s*```(?:json)?\s*(.*?)\s*```\s*$", re.DOTALL)
+FENCED = re.compile(r"```(?:json|JSON)?\s*(.*?)\s*```", re.DOTALL)
 TAG_NAMESPACE = "^[a-z][a-z0-9_-]*$"
 
 
+TRUNCATED = "output was truncated (finish_reason length)"
+
+
 class OutputRejected(ReviewProductionError):
-    """A model answer that cannot become ``parsed.json``; its raw response stays on disk."""
+    """A model answer that cannot become ``parsed.json``; its raw response stays on disk.
+    ``reason`` is the short reason; ``truncated`` marks an answer cut by its output budget."""
+
+    def __init__(self, reason: str, *, truncated: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.truncated = truncated
 
 
 @functools.cache
@@ -108,7 +125,6 @@ def synthesis_schema() -> dict[str, Any]:
 
 
 @functools.cache
-@functools.cache
 def _validator(kind: str) -> SchemaValidator:
     return SchemaValidator(opinion_schema() if kind == "opinion" else synthesis_schema())
 
@@ -117,48 +133,128 @@ def has_content(text: Any) -> bool:
     return isinstance(text, str) and any(ch.isalnum() for ch in text)
 
 
-def check_opinion(opinion: Any, *, kind: str = "opinion") -> None:
-    """Schema-valid and not a placeholder, else ``OutputRejected``."""
+WORD = re.compile(r"[^\W\d_]{2,}")
+# A relative artifact path as opinions cite them: folders, a file name and a letter-led suffix.
+CITED_PATH = re.compile(
+    r"(?<![\w/.:-])(?:[\w.-]+/)+[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])"
+)
+URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+SUMMARY_WORDS = 3
+FINDING_WORDS = 2
+
+
+def is_prose(text: str, *, words: int) -> bool:
+    """At least ``words`` words of two or more letters: ``"of_10, "`` and ``"I, 1, "`` are not."""
+    return len(WORD.findall(text)) >= words
+
+
+@dataclass(frozen=True)
+class Citations:
+    """The artifact paths an opinion may cite: every path of its evidence, also by any
+    ``/``-separated tail (``gsm8k/utils.py`` for ``native-code/skyrl_gym/envs/gsm8k/utils.py``)."""
+
+    tails: frozenset[str]
+
+    @classmethod
+    def of(cls, paths: Iterable[str]) -> Citations:
+        tails: set[str] = set()
+        for path in paths:
+            parts = path.split("/")
+            tails.update("/".join(parts[index:]) for index in range(len(parts)))
+        return cls(tails=frozenset(tails))
+
+    def unknown(self, text: str) -> list[str]:
+        return [
+            match.group(0)
+            for match in CITED_PATH.finditer(URL.sub(" ", text))
+            if match.group(0) not in self.tails
+        ]
+
+
+def check_opinion(opinion: Any, *, kind: str = "opinion", cited: Citations | None = None) -> None:
+    """Schema-valid, not a placeholder and about the evidence, else ``OutputRejected``."""
     error = _validator(kind).first_error(opinion)
     if error is not None:
         raise OutputRejected(
-            "Judge/coalescer output does not match its schema at "
-            f"{json_pointer(error.path)}: {error.message}; raw response saved"
+            f"output does not match its schema at {json_pointer(error.path)}: {error.message}"
         )
     opinions = opinion["syntheses"] if kind == "synthesis" else [opinion]
     for item in opinions:
         texts = [item["summary"], *(finding["text"] for finding in item["findings"])]
         if not all(has_content(text) for text in texts):
-            raise OutputRejected("Judge/coalescer output is a placeholder; raw response saved")
+            raise OutputRejected("output is a placeholder")
+    for item in opinions:
+        if not is_prose(item["summary"], words=SUMMARY_WORDS):
+            raise OutputRejected(
+                f"output is not about the evidence: the summary {_quoted(item['summary'])} is "
+                "not a sentence"
+            )
+        for finding in item["findings"]:
+            if not is_prose(finding["text"], words=FINDING_WORDS):
+                raise OutputRejected(
+                    f"output is not about the evidence: the finding {_quoted(finding['text'])} "
+                    "is not a sentence"
+                )
+        if cited is not None:
+            for text in [item["summary"], *(finding["text"] for finding in item["findings"])]:
+                unknown = cited.unknown(text)
+                if unknown:
+                    raise OutputRejected(
+                        f"output is not about the evidence: it cites {_quoted(unknown[0])}, "
+                        "which is not in its evidence"
+                    )
+
+
+def _quoted(text: str, limit: int = 60) -> str:
+    shown = text if len(text) <= limit else text[: limit - 1] + "…"
+    return ascii(shown) if not shown.isprintable() else repr(shown)
 
 
 def answer_content(response: Any) -> str:
     """The one choice's text; a truncated answer is refused (§8.4)."""
     choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or len(choices) != 1:
-        raise OutputRejected(
-            "Judge/coalescer response must contain exactly one choice; raw response saved"
-        )
+        raise OutputRejected("response must contain exactly one choice")
     choice = choices[0] if isinstance(choices[0], dict) else {}
     if choice.get("finish_reason") == "length":
-        raise OutputRejected(
-            "Judge/coalescer output was truncated; raw response saved, stage remains incomplete"
-        )
+        raise OutputRejected(TRUNCATED, truncated=True)
     content = (choice.get("message") or {}).get("content")
     if not isinstance(content, str):
-        raise OutputRejected("Judge/coalescer response has no text content; raw response saved")
+        raise OutputRejected("response has no text content")
     return content
 
 
 def parse_answer(content: str) -> Any:
-    fenced = FENCED.match(content)
-    text = fenced.group(1) if fenced else content
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise OutputRejected(
-            f"Judge/coalescer output is not JSON ({exc}); raw response saved"
-        ) from None
+    """Lenient parsing, strict validation after it: control characters inside strings (a
+    literal newline), a fenced block, or prose around one JSON object are accepted; the schema
+    is applied to whatever is parsed."""
+    fenced = FENCED.search(content)
+    candidates = [fenced.group(1)] if fenced else []
+    candidates.append(content.strip())
+    start, end = content.find("{"), content.rfind("}")
+    if 0 <= start < end:
+        candidates.append(content[start : end + 1])
+    problem = ""
+    for text in candidates:
+        try:
+            return json.loads(
+                text, strict=False, parse_float=_finite, parse_constant=_no_constant
+            )
+        except ValueError as exc:
+            problem = problem or str(exc)
+    raise OutputRejected(f"output is not JSON ({problem})")
+
+
+def _finite(text: str) -> float:
+    """A number JSON can carry: ``1e999`` would become infinity, which no file can hold."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"number out of range: {text[:40]}")
+    return value
+
+
+def _no_constant(text: str) -> Any:
+    raise ValueError(f"{text} is not a JSON number")
 
 
 def _asked_with(stage_dir: Path, messages: list[dict[str, Any]]) -> bool:
@@ -180,30 +276,62 @@ def run_stage(
     messages: list[dict[str, Any]],
     kind: str = "opinion",
     extra_check: Callable[[Any], None] | None = None,
+    cited: Citations | None = None,
 ) -> dict[str, Any]:
     """One judge, segment, consolidation or coalescer stage: reuse a ``parsed.json`` that still
-    validates, else make one call and write ``parsed.json`` for a valid answer only (§8.7, §12.4).
-    """
+    validates, else ask, and ask again (``model.max_reasks`` times, each a new ``call-NNN`` after
+    a backoff) while the answer is refused; ``parsed.json`` is written for a valid answer only
+    (§8.7, §12.4). Every refusal's reason is saved beside its call as ``rejected.txt``."""
     parsed_path = stage_dir / "parsed.json"
     cached = read_json(parsed_path) if parsed_path.is_file() else None
+
+    def accept(answer: Any) -> None:
+        check_opinion(answer, kind=kind, cited=cited)
+        if extra_check is not None:
+            extra_check(answer)
+
     if cached is not None and _asked_with(stage_dir, messages):
         try:
-            check_opinion(cached, kind=kind)
-            if extra_check is not None:
-                extra_check(cached)
+            accept(cached)
             return cached
         except OutputRejected:
             pass  # a cached placeholder or stale answer is not reused: the stage runs again
     schema = opinion_schema() if kind == "opinion" else synthesis_schema()
     body = chat_body(model=client.model, messages=messages, schema=schema)
-    response, _call_dir = client.complete(stage_dir=stage_dir, body=body)
-    try:
-        answer = parse_answer(answer_content(response))
-        check_opinion(answer, kind=kind)
-        if extra_check is not None:
-            extra_check(answer)
-    except OutputRejected:
-        parsed_path.unlink(missing_ok=True)
-        raise
-    write_json_file(parsed_path, answer)
-    return answer
+    label = stage_label(stage_dir)
+    asks = client.model.max_reasks + 1
+    refusals: list[OutputRejected] = []
+    call_dir = stage_dir
+    for ask in range(asks):
+        response, call_dir = client.complete(stage_dir=stage_dir, body=body, label=label)
+        try:
+            answer = parse_answer(answer_content(response))
+            accept(answer)
+        except OutputRejected as refusal:
+            parsed_path.unlink(missing_ok=True)
+            (call_dir / "rejected.txt").write_text(refusal.reason + "\n", encoding="utf-8")
+            refusals.append(refusal)
+            if ask + 1 < asks:
+                client.stats.record_reask()
+                client.note(f"{label}: answer refused ({refusal.reason}); asking again")
+                client.pause(client.model.retry_backoff_seconds * (2**ask))
+            continue
+        write_json_file(parsed_path, answer)
+        return answer
+    raise OutputRejected(
+        f"{label}: {refusals[-1].reason}; {len(refusals)} of {asks} answers refused, raw "
+        f"responses saved in {stage_dir} (the last in {call_dir.name}); the stage remains "
+        f"incomplete{_budget_hint(client, refusals)}"
+    )
+
+
+def _budget_hint(client: ModelClient, refusals: list[OutputRejected]) -> str:
+    """When every answer ran out of its output budget, say so and how to raise it."""
+    if not refusals or not all(refusal.truncated for refusal in refusals):
+        return ""
+    budget = output_tokens_of(client.model.judge_parameters)
+    now = f" (now {budget})" if budget is not None else ""
+    return (
+        f". Every answer ran out of its output budget: raise model.review_parameters."
+        f"max_tokens{now} and run again with --resume; finished stages are kept"
+    )

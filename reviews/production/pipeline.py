@@ -11,7 +11,9 @@ import concurrent.futures
 import json
 import os
 import shutil
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -23,8 +25,8 @@ from reviews.collection_checks import (
     shipped_validator,
 )
 from reviews.production import records
-from reviews.production.concurrency import run_concurrently
-from reviews.production.config import ReviewConfig, load_config
+from reviews.production.concurrency import INTERRUPTED, interruptible, run_concurrently
+from reviews.production.config import ReviewConfig, load_config, resumable_view
 from reviews.production.errors import ReviewProductionError, UsageError
 from reviews.production.evidence import evidence_bundle
 from reviews.production.grading import (
@@ -71,10 +73,16 @@ from reviews.production.rundir import (
     write_text_file,
 )
 from reviews.production.sampling import Sample, sample_tasks
-from reviews.production.synthesis import coalescer_payload, run_coalescer
+from reviews.production.synthesis import Synthesis, run_coalescer
 from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
 
 DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
+MISSING_REVISION = (
+    "make_review: warning: source.revision is not set, so the review records no dataset "
+    "revision (its subject is named by this run's snapshot) and cannot show which dataset commit "
+    "it covers; set source.revision to the dataset's Hugging Face commit"
+)
+ENDPOINT_FILE = "endpoint.json"  # the context and output room prompts were sized to
 DEFAULT_JOBS = 4
 
 
@@ -90,6 +98,8 @@ class RunOptions:
     grace_seconds: float = GRACE_SECONDS
     reuse: tuple[str, ...] = ()  # earlier runs (directories or review URLs) to cite (§15.3)
     rejudge: tuple[str, ...] = ()  # task ids the curator names for a fresh judgment
+    # How often the progress line is redrawn while calls run (None: 1 s on a terminal, else 30 s).
+    tick_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -123,19 +133,30 @@ def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResu
     if options.max_evidence_bytes <= 0:
         raise UsageError("max-evidence-bytes must be positive")
     config = load_config(path=options.config)
+    if config.source.get("revision") is None:
+        # Before any work: a run without it cannot say which dataset commit it reviewed.
+        (stderr or sys.stderr).write(MISSING_REVISION + "\n")
     output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
     run = _Run(config=config, options=options, output=output, stderr=stderr)
-    with reuse_sources(options.reuse) as reused:
-        # Everything that can refuse the inputs runs before the output directory is created: a
-        # refused command leaves no half-made folder that the next attempt would have to --resume.
-        identity = run.plan(reused=reused)
-        prepare_output(output=output, resume=options.resume)
-        lock = RunLock(output)
-        lock.acquire()
+    with (
+        interruptible(stop=run.stop, command="make_review"),
+        reuse_sources(options.reuse) as reused,
+    ):
         try:
-            return run.execute(identity=identity)
-        finally:
-            lock.release()
+            # Everything that can refuse the inputs runs before the output directory is
+            # created: a refused command leaves no half-made folder that the next attempt would
+            # have to --resume.
+            identity = run.plan(reused=reused)
+            prepare_output(output=output, resume=options.resume)
+            lock = RunLock(output)
+            lock.acquire()
+            try:
+                return run.execute(identity=identity)
+            finally:
+                lock.release()
+        except KeyboardInterrupt:  # a Ctrl-C outside the task pool (sampling, synthesis)
+            run.stop.set()
+            raise ReviewProductionError(INTERRUPTED) from None
 
 
 class _Run:
@@ -149,6 +170,8 @@ class _Run:
         self.stop = threading.Event()
         self.runtime = config.runtime
         self.source = config.source
+        self._attempting: dict[int, float] = {}
+        self._solver_turns = 0
 
     # --- identity (§4, §5, §12.2–§12.3, §14.1) ---
 
@@ -196,13 +219,25 @@ class _Run:
             model=self.config.model, stop=self.stop, connections=self.options.jobs * JUDGE_COUNT
         )
         self.client = client
-        self.progress = Progress(total=len(sample.tasks), stats=client.stats, stream=self.stderr)
+        self.progress = Progress(
+            total=len(sample.tasks),
+            stats=client.stats,
+            stream=self.stderr,
+            activities=self._activities,
+            solver_calls=self._solver_calls,
+            tick_seconds=self.options.tick_seconds,
+        )
+        client.on_note = self.progress.note
+        # Prompts are sized to the endpoint's context (configured or reported by the server).
+        self.room = client.prompt_room()
+        write_json_file(self.output / ENDPOINT_FILE, self.room.record())
         # jsonschema's format checkers take seconds to import; do it while the first native
         # attempts run in their own processes instead of on the first judge's path.
         threading.Thread(target=shipped_validator, daemon=True).start()
         self.judge_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self.options.jobs * JUDGE_COUNT
         )
+        self.progress.start()
         try:
             outcomes = self._panel(sample)
             return self._finish(outcomes)
@@ -260,7 +295,9 @@ class _Run:
     def _check_or_write_identity(self, identity: dict[str, Any]) -> None:
         run_file = self.output / RUN_FILE
         if run_file.is_file():
-            if read_json(run_file) != identity:
+            # The judging-only model settings may change between invocations (a higher
+            # max_tokens, another dialect): each call records the body it sent.
+            if resumable_view(read_json(run_file)) != resumable_view(identity):
                 raise ReviewProductionError(
                     "Config, task sample, schema, or native code changed; "
                     "resume requires identical inputs"
@@ -308,15 +345,20 @@ class _Run:
             return TaskOutcome(number, task, attempt, reviews=reviews, tags=tags)
         attempt = read_json(attempt_path(run_dir=self.output, number=number))
         if attempt is None:
-            attempt = run_attempt(
-                run_dir=self.output,
-                number=number,
-                task=task,
-                model=self.config.resolved["model"],
-                runtime=self.runtime,
-                stop=self.stop,
-                grace_seconds=self.options.grace_seconds,
-            )
+            self._attempting[number] = time.monotonic()
+            try:
+                attempt = run_attempt(
+                    run_dir=self.output,
+                    number=number,
+                    task=task,
+                    model=self.config.resolved["model"],
+                    runtime=self.runtime,
+                    stop=self.stop,
+                    grace_seconds=self.options.grace_seconds,
+                )
+            finally:
+                self._attempting.pop(number, None)
+            self._solver_turns += int(attempt.get("turns") or 0)
             self.progress.update(f"task {number:04d} attempted")
         outcome = TaskOutcome(number=number, task=task, attempt=attempt)
         index = read_json(self.output / attempt["execution_path"] / "native-code-index.json")
@@ -372,10 +414,34 @@ class _Run:
         outcome.reviews, outcome.tags = self._task_reviews(outcome)
         return outcome
 
+    # --- what the progress line shows while calls run ---
+
+    def _activities(self) -> list[tuple[str, float]]:
+        now = time.monotonic()
+        attempts = [
+            (f"task {number:04d} solving", now - started)
+            for number, started in sorted(self._attempting.items())
+        ]
+        calls = [(call.label, call.elapsed) for call in self.client.in_flight()]
+        return attempts + calls
+
+    def _solver_calls(self) -> int:
+        """Solver calls of this invocation: finished attempts' turns and the turns the running
+        attempts have saved so far."""
+        running = sum(
+            len(list(folder.glob("execution-*/solver/turn-*/response.json")))
+            for folder in (
+                task_folder(run_dir=self.output, number=number) for number in list(self._attempting)
+            )
+        )
+        return self._solver_turns + running
+
     def _judge(self, *, judge_dir: Path, index: int, payload: dict[str, Any]) -> JudgeOutcome:
         if self.stop.is_set():
             raise Interrupted()
-        return run_judge(client=self.client, judge_dir=judge_dir, index=index, payload=payload)
+        return run_judge(
+            client=self.client, judge_dir=judge_dir, index=index, payload=payload, room=self.room
+        )
 
     def _write_panel(self, done: dict[int, TaskOutcome]) -> None:
         outcomes = [done[number] for number in sorted(done)]
@@ -547,7 +613,10 @@ class _Run:
         syntheses = run_coalescer(
             client=self.client,
             run_dir=self.output,
-            payload=coalescer_payload(subjects=subjects, provenance=provenance, reviews=panel),
+            subjects=subjects,
+            provenance=provenance,
+            reviews=panel,
+            room=self.room,
         )
         reviews: list[dict[str, Any]] = []
         for outcome, task_reviews in zip(outcomes, per_task, strict=True):
@@ -556,7 +625,7 @@ class _Run:
             reviews.append(
                 self._synthesis(
                     subject_id=subject["id"],
-                    opinion=syntheses[subject["id"]],
+                    synthesis=syntheses[subject["id"]],
                     contributing=task_reviews,
                     coverage=records.single_task_coverage(
                         task=outcome.task.record(), seed=self.options.seed
@@ -572,7 +641,7 @@ class _Run:
         reviews.append(
             self._synthesis(
                 subject_id=self.source_subject["id"],
-                opinion=syntheses[self.source_subject["id"]],
+                synthesis=syntheses[self.source_subject["id"]],
                 contributing=panel,
                 coverage=records.source_coverage(
                     tasks=[o.task.record() for o in outcomes],
@@ -593,7 +662,7 @@ class _Run:
         self,
         *,
         subject_id: str,
-        opinion: dict[str, Any],
+        synthesis: Synthesis,
         contributing: list[dict[str, Any]],
         coverage: dict[str, Any],
         tags: list[dict[str, Any]],
@@ -601,7 +670,7 @@ class _Run:
     ) -> dict[str, Any]:
         review_id = f"{subject_id}/synthesis"
         actor = records.model_actor(self.config.model.name)
-        path = "coalescer/parsed.json"
+        opinion = synthesis.opinion
         tags += records.tag_assignments(
             review_id=review_id, tags=opinion["tags"], assigned_by=actor,
             assigned_at=self.imported_at,
@@ -610,12 +679,12 @@ class _Run:
             review_id=review_id,
             subject_id=subject_id,
             reviewer=actor,
-            reviewed_at=self.evidence.reviewed_at(path),
+            reviewed_at=self.evidence.reviewed_at(synthesis.evidence[0]),
             imported_at=self.imported_at,
             method="synthesis",
             tests_executed=all(review["tests_executed"] is True for review in contributing),
             coverage=coverage,
-            evidence=[self.evidence.item(p) for p in (path, *cited)],
+            evidence=[self.evidence.item(p) for p in (*synthesis.evidence, *cited)],
             # Set by the tool, never taken from the model (§9.4, §15.1).
             derived_from=[review["id"] for review in contributing],
             attributes={},

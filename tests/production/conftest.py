@@ -165,7 +165,8 @@ def write_config(tmp_path, checkout, model_server, api_key) -> ConfigWriter:
                 "revision": "a" * 40,
                 "api_key_env": API_KEY_ENV,
                 "parameters": {"temperature": 0.0, "max_tokens": 512},
-                "review_parameters": {"temperature": 0.0},
+                # The judges' answer budget: a coalescer call for 7 syntheses fits it.
+                "review_parameters": {"temperature": 0.0, "max_tokens": 4096},
                 "retry_backoff_seconds": 0.01,
                 **(model or {}),
             },

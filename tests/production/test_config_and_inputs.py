@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import load_config
+from reviews.production.config import load_config, resumable_view
 from reviews.production.errors import ReviewProductionError
 from reviews.production.identity import (
     MARINSKYRL_TREES,
@@ -112,7 +112,6 @@ def test_runtime_rules(tmp_path):
     assert refused(config_file(tmp_path, source={"format": "csv"})) == (
         "format must be skyrl_prepared, harbor_directory, or task_manifest"
     )
-    assert "response_format" in refused(config_file(tmp_path, model={"response_format": "xml"}))
     config = load_config(
         path=config_file(
             tmp_path, runtime={"harbor_agent": {"name": "offline_terminus:OfflineTerminus2"}}
@@ -120,6 +119,48 @@ def test_runtime_rules(tmp_path):
     )
     assert config.runtime["harbor_reward_mode"] == "scalar"
     assert config.model.response_format == "json_schema"
+
+
+@pytest.mark.parametrize("block", ["parameters", "review_parameters"])
+@pytest.mark.parametrize("key", ["response_format", "guided_json", "structured_outputs"])
+def test_structured_output_is_chosen_by_response_format_alone(tmp_path, block, key):
+    """A dialect slipped into the parameters would silently override model.response_format."""
+    path = config_file(tmp_path, model={block: {key: {"type": "json_object"}}})
+    assert refused(path) == (
+        f"model.response_format chooses how structured output is requested; remove {key} "
+        f"from model.{block}"
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "message"),
+    [
+        ({"max_response_bytes": 0}, "model.max_response_bytes must be a positive integer"),
+        ({"context_tokens": "8k"}, "model.context_tokens must be a positive integer"),
+        ({"max_reasks": -1}, "model.max_reasks must be a non-negative integer"),
+        ({"response_format": "xml"}, "model.response_format must be one of json_schema, "
+         "json_object_schema, guided_json, structured_outputs, json_object, none"),
+    ],
+)  # fmt: skip
+def test_endpoint_settings_are_checked(tmp_path, model, message):
+    assert refused(config_file(tmp_path, model=model)) == message
+
+
+def test_endpoint_settings_and_what_a_resume_may_change(tmp_path):
+    config = load_config(path=config_file(tmp_path, model={
+        "context_tokens": 8192, "response_format": "json_object_schema", "max_reasks": 0,
+    }))  # fmt: skip
+    assert config.model.context_tokens == 8192 and config.model.max_reasks == 0
+    assert config.model.response_format == "json_object_schema"
+    assert config.model.max_response_bytes == 16 * 1024 * 1024
+    first = {"config": config.resolved, "n": 1}
+    changed = load_config(path=config_file(tmp_path, model={
+        "context_tokens": 4096, "review_parameters": {"max_tokens": 2048}, "timeout": 60,
+    }))  # fmt: skip
+    # How the judges are asked may change between invocations; the solver's model may not.
+    assert resumable_view(first) == resumable_view({"config": changed.resolved, "n": 1})
+    solver = load_config(path=config_file(tmp_path, model={"parameters": {"max_tokens": 9}}))
+    assert resumable_view(first) != resumable_view({"config": solver.resolved, "n": 1})
 
 
 def test_paths_resolve_against_the_config_folder_without_following_symlinks(tmp_path):

