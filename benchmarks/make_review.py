@@ -14,13 +14,19 @@ Two native routes are measured:
 
 Run: ``DJANGO_SETTINGS_MODULE=atlas.settings_test .venv/bin/python benchmarks/make_review.py``
 (no database is used).
+
+The gym route also reports its judge prompts (issue 25 §6): prompt tokens per judge call (median,
+max) and the share of them a prefix cache can reuse across the three judges of a task and from the
+previous task, without a known context and with an 8,192-token one.
 """
 
 from __future__ import annotations
 
 import argparse
 import io
+import itertools
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -31,13 +37,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.report import emit_against_ideal, emit_limit  # noqa: E402
+from benchmarks.report import Row, emit, emit_against_ideal, emit_limit  # noqa: E402
 from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
+from tests.model_server import approximate_tokens  # noqa: E402
 from tests.production.conftest import (  # noqa: E402
-    DATASET_REVISION,
-    REPOSITORY,
-    SOURCE_ID,
     build_checkout,
+    gsm8k_blocks,
     gsm8k_rows,
     write_parquet,
 )
@@ -74,19 +79,15 @@ CONTRACT_WORKER = textwrap.dedent(
 )
 
 
-def write_config(root: Path, server: ServerProcess, checkout: Path, route: str) -> Path:
+def write_config(
+    root: Path, server: ServerProcess, checkout: Path, route: str, model: dict | None = None
+) -> Path:
     tasks = write_parquet(root / "data" / "train.parquet", gsm8k_rows(200))
-    runtime = {
-        "marinskyrl_checkout": str(checkout),
-        "gym_python": sys.executable,
-        "max_turns": 1,
-        "worker_timeout": 600,
-        "gym_config": {"gsm8k": {"verifyit_enabled": False}},
-    }
+    blocks = gsm8k_blocks(checkout=checkout, tasks=tasks, worker_timeout=600)
     if route == "contract":
         script = root / "contract_worker.py"
         script.write_text(CONTRACT_WORKER)
-        runtime["workers"] = {
+        blocks["runtime"]["workers"] = {
             "skyrl_gym": {"python": sys.executable, "script": str(script), "pythonpath": []}
         }
     config = {
@@ -95,17 +96,11 @@ def write_config(root: Path, server: ServerProcess, checkout: Path, route: str) 
             "base_url": server.base_url,
             "timeout": 30,
             "parameters": {"temperature": 0.0},
+            **(model or {}),
         },
-        "runtime": runtime,
-        "source": {
-            "source_id": SOURCE_ID,
-            "repository": REPOSITORY,
-            "revision": DATASET_REVISION,
-            "tasks_path": str(tasks),
-            "format": "skyrl_prepared",
-        },
+        **blocks,
     }
-    path = root / f"config-{route}.json"
+    path = root / f"config-{route}{'-context' if model else ''}.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     return path
 
@@ -230,6 +225,109 @@ def emit_rows(*, report: dict) -> None:
                value=report["own_cpu_ms_per_task"], unit="ms", at_most=50)  # fmt: skip
 
 
+def judge_prompts(run_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
+    """Each judge stage's prompt as the server renders it (system, then user), grouped by task
+    and stage — ``(tasks/NNNN, call or segments/NNN)`` → judge index → text — from the last
+    call of each stage (the one answered)."""
+    groups: dict[tuple[str, str], dict[str, str]] = {}
+    for judge in sorted(run_dir.glob("tasks/*/judges/*")):
+        stages = [judge, *sorted((judge / "segments").glob("*"))]
+        for stage in stages:
+            requests = sorted(stage.glob("call-*/request.json"))
+            if not requests:
+                continue
+            body = json.loads(requests[-1].read_text(encoding="utf-8"))
+            text = "\n".join(str(m.get("content")) for m in body["messages"])
+            where = stage.relative_to(judge).as_posix() if stage != judge else "call"
+            task = judge.parent.parent.relative_to(run_dir).as_posix()
+            groups.setdefault((task, where), {})[judge.name] = text
+    return groups
+
+
+def common_prefix(first: str, second: str) -> int:
+    """How many leading characters two prompts share."""
+    for index, (a, b) in enumerate(zip(first, second, strict=False)):
+        if a != b:
+            return index
+    return min(len(first), len(second))
+
+
+def prompt_figures(run_dir: Path) -> dict:
+    """Prompt tokens per judge call (the scripted server's count, as ``usage`` reports it) and
+    the share of them a prefix cache can reuse: across the three judges of a task (each later
+    judge's prompt prefix shared with an earlier one), and across tasks (a task's first judge
+    prompt prefix shared with the previous task's)."""
+    groups = judge_prompts(run_dir)
+    counts = [approximate_tokens(text) for group in groups.values() for text in group.values()]
+    reusable = total = 0
+    for group in groups.values():
+        texts = [group[index] for index in sorted(group)]
+        total += sum(approximate_tokens(text) for text in texts)
+        for position, text in enumerate(texts[1:], start=1):
+            shared = max(common_prefix(text, earlier) for earlier in texts[:position])
+            reusable += approximate_tokens(text[:shared])
+    # A task's first judge prompt: its first segment when segmented (its judge folder's own
+    # call is then the consolidation), else its one call.
+    tasks = sorted({task for task, _ in groups})
+    firsts = [
+        groups.get((task, "segments/000"), groups.get((task, "call"), {})).get("1", "")
+        for task in tasks
+    ]
+    across = sum(
+        approximate_tokens(text[: common_prefix(text, before)])
+        for before, text in itertools.pairwise(firsts)
+    )
+    return {
+        "judge_calls": len(counts),
+        "prompt_tokens_median": statistics.median(counts) if counts else None,
+        "prompt_tokens_max": max(counts) if counts else None,
+        "judges_reusable_share": round(reusable / total, 3) if total else None,
+        "tasks_reusable_share": round(across / sum(approximate_tokens(t) for t in firsts[1:]), 3)
+        if len(firsts) > 1
+        else None,
+    }
+
+
+def measure_prompts(*, n: int, jobs: int, root: Path, checkout: Path, context: int) -> dict:
+    """The gym route's judge prompts without a known context (48,000-byte segments) and with
+    an 8,192-token one (segments sized to it, 1,024 tokens kept for the answer)."""
+    server = ServerProcess(0.0)
+    try:
+        figures = {}
+        for label, model in (
+            ("no context", None),
+            (f"{context:,}-token context", {
+                "context_tokens": context,
+                "review_parameters": {"temperature": 0.0, "max_tokens": 1024},
+            }),
+        ):  # fmt: skip
+            config = write_config(root / "prompts", server, checkout, "gym", model)
+            output = root / "prompts" / f"run-{len(figures)}"
+            make_review(
+                options=RunOptions(config=config, n=n, output=output, jobs=jobs),
+                stderr=io.StringIO(),
+            )
+            figures[label] = prompt_figures(output)
+    finally:
+        server.close()
+    return figures
+
+
+def emit_prompt_rows(*, figures: dict, n: int) -> None:
+    for label, values in figures.items():
+        where = f"gym route, n={n}, {label}"
+        for key, text in (("prompt_tokens_median", "median"), ("prompt_tokens_max", "max")):
+            emit(row=Row(benchmark="make_review", figure=f"prompt tokens per judge call ({text}), "
+                         f"{where}", value=values[key], unit="tokens"))  # fmt: skip
+        # Three judges send the same prompt: two of every three prompts' tokens are reusable.
+        emit(row=Row(benchmark="make_review", figure=f"prefix-cache reusable share across a "
+                     f"task's three judges, {where}", value=values["judges_reusable_share"],
+                     unit="share", goal_operator=">=", goal=0.6))  # fmt: skip
+        emit(row=Row(benchmark="make_review", figure=f"prefix-cache reusable share from the "
+                     f"previous task's judge prompt, {where}",
+                     value=values["tasks_reusable_share"], unit="share"))  # fmt: skip
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--n", type=int, default=24)
@@ -252,6 +350,11 @@ def main() -> None:
             )
             print(json.dumps(report))
             emit_rows(report=report)
+        if "gym" in routes:
+            figures = measure_prompts(n=min(options.n, 4), jobs=options.jobs, root=root,
+                                      checkout=checkout, context=8192)  # fmt: skip
+            print(json.dumps(figures))
+            emit_prompt_rows(figures=figures, n=min(options.n, 4))
 
 
 if __name__ == "__main__":

@@ -36,10 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.production.conftest import (  # noqa: E402
-    DATASET_REVISION,
-    REPOSITORY,
-    SOURCE_ID,
     build_checkout,
+    gsm8k_blocks,
     gsm8k_rows,
     write_parquet,
 )
@@ -146,20 +144,7 @@ def write_config(root: Path, *, base_url: str, context: int, judge_tokens: int) 
             "max_reasks": 3,
             "max_retries": 1,
         },
-        "runtime": {
-            "marinskyrl_checkout": str(checkout),
-            "gym_python": sys.executable,
-            "max_turns": 1,
-            "worker_timeout": 3600,
-            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
-        },
-        "source": {
-            "source_id": SOURCE_ID,
-            "repository": REPOSITORY,
-            "revision": DATASET_REVISION,
-            "tasks_path": str(tasks),
-            "format": "skyrl_prepared",
-        },
+        **gsm8k_blocks(checkout=checkout, tasks=tasks, worker_timeout=3600),
     }
     path = root / "review-config.json"
     path.write_text(json.dumps(config, indent=2), encoding="utf-8")
@@ -168,7 +153,9 @@ def write_config(root: Path, *, base_url: str, context: int, judge_tokens: int) 
 
 def run_make_review(*, config: Path, output: Path, resume: bool, log_path: Path) -> tuple:
     command = [sys.executable, "manage.py", "make_review", "--config", str(config), "--n", "1",
-               "--output", str(output), "--jobs", "1", *(["--resume"] if resume else [])]  # fmt: skip
+               "--output", str(output), "--jobs", "1"]  # fmt: skip
+    if resume:
+        command.append("--resume")
     environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
     started = time.monotonic()
     with open(log_path, "ab") as stderr:
@@ -234,7 +221,7 @@ def stage_kind(folder: Path) -> str:
 def server_figures(log_path: Path) -> dict[str, Any]:
     text = log_path.read_text(errors="replace")
     statuses: dict[str, int] = {}
-    for method, path, status in ACCESS.findall(text):
+    for _method, path, status in ACCESS.findall(text):
         if path.startswith("/v1/chat"):
             statuses[status] = statuses.get(status, 0) + 1
     hits = [(int(a), int(b)) for a, b in PREFIX_HIT.findall(text)]
@@ -285,8 +272,8 @@ def main() -> int:
             invocations.append({"status": status, "seconds": round(seconds, 1), "line": reason})
             log(f"make_review {'--resume ' if attempt else ''}exit {status} in {seconds:.0f} s: "
                 f"{reason}")  # fmt: skip
-            if status == 0 or "--resume" not in reason and "resume" not in reason.lower():
-                break
+            if status == 0 or "resume" not in reason.lower():
+                break  # finished, or stopped for a reason a resume cannot help
     finally:
         server.stop()
     made = calls(output)
@@ -317,8 +304,9 @@ def main() -> int:
         "server": figures,
         "over_context": over,
         "http_errors": [{"path": c["path"], "error": c["http_error"]} for c in refused],
-        "rejected_answers": [{"path": c["path"], "reason": c["rejected"]} for c in made
-                             if c["rejected"]],  # fmt: skip
+        "rejected_answers": [
+            {"path": c["path"], "reason": c["rejected"]} for c in made if c["rejected"]
+        ],
         "call_list": made,
     }
     (root / "real-server-report.json").write_text(json.dumps(report, indent=2) + "\n")

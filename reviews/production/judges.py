@@ -35,6 +35,9 @@ SEPARATOR = 2  # ", " between list items: two bytes, two estimated tokens
 # The most characters a piece is searched over per unit of room: a byte holds at most one
 # character; an estimated token spans a few on average (a cut never needs more).
 CHARACTERS_PER_UNIT = {"bytes": 1, "tokens": 16}
+# A text longer than this share of a segment is cut to fill the segment it starts in; a shorter
+# one moves whole to the next segment (a file is easier to judge in one piece).
+FILL_FRACTION = 4
 IDENTITY_FIELDS = (
     "id", "route", "repository", "dataset_revision", "source_id", "task_path", "row_index",
     "env_id",
@@ -290,14 +293,29 @@ def split_evidence(
     current: list[dict[str, Any]] = []
     used = base
     for item in evidence:
-        for piece in _pieces(item, capacity=capacity, room=room):
-            size = room.size(piece) + (SEPARATOR if current else 0)
-            if current and used + size > room.limit:
+        size = room.size(item)
+        if used + size + (SEPARATOR if current else 0) <= room.limit:
+            used += size + (SEPARATOR if current else 0)
+            current.append(item)
+            continue
+        if "text" not in item or size <= capacity // FILL_FRACTION:
+            # A small file moves whole to the next segment; only long texts are cut to fill.
+            if current:
                 segments.append(current)
-                current, used = [], base
-                size = room.size(piece)
+            current, used = [item], base + size
+            continue
+        if (
+            current
+            and room.limit - used - SEPARATOR - _piece_overhead(item, room) < (MIN_PIECE[room.unit])
+        ):
+            segments.append(current)
+            current, used = [], base
+        for piece in _filling_pieces(item, room=room, used=used, base=base, first=not current):
+            used += room.size(piece) + (SEPARATOR if current else 0)
             current.append(piece)
-            used += size
+            if piece["character_end"] < piece["total_characters"]:
+                segments.append(current)  # the piece filled its segment; the rest follows
+                current, used = [], base
     if current:
         segments.append(current)
     manifest = []
@@ -316,29 +334,34 @@ def split_evidence(
     return documents, manifest
 
 
-def _pieces(item: dict[str, Any], *, capacity: int, room: Room) -> list[dict[str, Any]]:
-    if room.size(item) <= capacity or "text" not in item:
-        return [item]
+def _piece_overhead(item: dict[str, Any], room: Room) -> int:
+    """What a piece of ``item`` takes besides its text."""
+    total = len(item["text"])
+    shell = {k: v for k, v in item.items() if k != "text"}
+    return room.size({**shell, "text": "", "character_start": total, "character_end": total,
+                      "total_characters": total})  # fmt: skip
+
+
+def _filling_pieces(
+    item: dict[str, Any], *, room: Room, used: int, base: int, first: bool
+) -> list[dict[str, Any]]:
+    """A long text cut into pieces carrying ``character_start``, ``character_end`` and
+    ``total_characters``: the first fills what the current segment has left (``used`` of it),
+    each later one a whole segment."""
     text = item["text"]
     total = len(text)
     shell = {k: v for k, v in item.items() if k != "text"}
-    probe = {**shell, "text": "", "character_start": total, "character_end": total,
-             "total_characters": total}  # fmt: skip
-    space = max(capacity - room.size(probe), MIN_PIECE[room.unit])
-    pieces = []
+    overhead = _piece_overhead(item, room)
+    pieces: list[dict[str, Any]] = []
     start = 0
+    separator = 0 if first else SEPARATOR
     while start < total:
+        space = max(room.limit - used - overhead - separator, MIN_PIECE[room.unit])
         end = _fit(text, start, space, room)
-        pieces.append(
-            {
-                **shell,
-                "text": text[start:end],
-                "character_start": start,
-                "character_end": end,
-                "total_characters": total,
-            }
-        )
+        pieces.append({**shell, "text": text[start:end], "character_start": start,
+                       "character_end": end, "total_characters": total})  # fmt: skip
         start = end
+        used, separator = base, 0
     return pieces
 
 

@@ -237,9 +237,7 @@ def parse_answer(content: str) -> Any:
     problem = ""
     for text in candidates:
         try:
-            return json.loads(
-                text, strict=False, parse_float=_finite, parse_constant=_no_constant
-            )
+            return json.loads(text, strict=False, parse_float=_finite, parse_constant=_no_constant)
         except ValueError as exc:
             problem = problem or str(exc)
     raise OutputRejected(f"output is not JSON ({problem})")

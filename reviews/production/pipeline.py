@@ -369,17 +369,20 @@ class _Run:
             task_id=task.id, index=index if isinstance(index, list) else [], enabled=enabled,
             pin=self.pin,
         )  # fmt: skip
-        bundle = evidence_bundle(
-            run_dir=self.output,
-            execution_path=attempt["execution_path"],
-            max_bytes=self.options.max_evidence_bytes,
-        )
-        payload = judge_payload(
-            task=task.record(),
-            attempt=attempt,
-            evidence=bundle,
-            max_bytes=self.options.max_evidence_bytes,
-        )
+        try:
+            bundle = evidence_bundle(
+                run_dir=self.output,
+                execution_path=attempt["execution_path"],
+                max_bytes=self.options.max_evidence_bytes,
+            )
+            payload = judge_payload(
+                task=task.record(),
+                attempt=attempt,
+                evidence=bundle,
+                max_bytes=self.options.max_evidence_bytes,
+            )
+        except ReviewProductionError as exc:  # the failure line names the task
+            raise ReviewProductionError(f"task {number:04d}: {exc}") from None
         judges_dir = task_folder(run_dir=self.output, number=number) / "judges"
         # The three judges are independent sessions, so they run at the same time; each writes
         # only its own folder, so the files are those of a sequential run.

@@ -121,6 +121,26 @@ def gsm8k_rows(count: int, *, offset: int = 0) -> list[dict[str, Any]]:
     return rows
 
 
+def gsm8k_blocks(*, checkout: Path, tasks: Path, **runtime: Any) -> dict[str, dict[str, Any]]:
+    """The ``runtime`` and ``source`` blocks of a config for the real gsm8k route."""
+    return {
+        "runtime": {
+            "marinskyrl_checkout": str(checkout),
+            "gym_python": sys.executable,
+            "max_turns": 1,
+            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
+            **runtime,
+        },
+        "source": {
+            "source_id": SOURCE_ID,
+            "repository": REPOSITORY,
+            "revision": DATASET_REVISION,
+            "tasks_path": str(tasks),
+            "format": "skyrl_prepared",
+        },
+    }
+
+
 def write_parquet(path: Path, rows: list[dict[str, Any]], *, row_group_size: int = 4) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=row_group_size)

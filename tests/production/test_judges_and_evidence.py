@@ -323,6 +323,8 @@ def test_segment_task_identity_names_the_selected_agent():
     assert identity["selected_agent"] == "math_with_judge_simple_agent"
     assert "prompt" not in identity and "extras" not in identity
     assert "selected_agent" not in task_identity({"id": "t", "extras": {"extra_info": {}}})
+
+
 # --- answers: lenient parsing, strict validation, bounded re-asks (issue 25 §3) ---
 
 
@@ -351,7 +353,9 @@ def test_answers_are_parsed_leniently_and_validated_strictly(content):
 def test_answers_that_are_not_json_or_not_the_schema_are_refused():
     with pytest.raises(OutputRejected, match=r"^output is not JSON \("):
         parse_answer("I think the task is fine.")
-    with pytest.raises(OutputRejected, match=r"^output is not JSON \(number out of range: 0\.128e3"):
+    with pytest.raises(
+        OutputRejected, match=r"^output is not JSON \(number out of range: 0\.128e3"
+    ):
         parse_answer('{"summary": "Fine.", "metrics": [{"value": 0.128e31564798125}]}')
     with pytest.raises(OutputRejected, match=r"NaN is not a JSON number"):
         parse_answer('{"value": NaN}')

@@ -327,3 +327,19 @@ def test_bearer_key_is_sent_and_never_saved(tmp_path, monkeypatch):
     for path in tmp_path.rglob("*"):
         if path.is_file():
             assert b"sk-client-secret" not in path.read_bytes()
+
+
+def test_the_test_server_cuts_answers_at_max_tokens_as_real_servers_do(tmp_path):
+    with ModelServer(default=lambda r: completion("one two three four five"),
+                     honour_max_tokens=True) as server:  # fmt: skip
+        client = ModelClient(model=model_config(server), stop=threading.Event())
+        answer, _ = client.complete(stage_dir=tmp_path, body={"max_tokens": 3, "messages": []})
+        whole, _ = client.complete(stage_dir=tmp_path, body={"max_tokens": 99, "messages": []})
+    assert answer["choices"][0] == {
+        "index": 0,
+        "message": {"role": "assistant", "content": "one two"},
+        "finish_reason": "length",
+    }
+    assert answer["usage"]["completion_tokens"] == 3
+    assert whole["choices"][0]["finish_reason"] == "stop"
+    assert whole["usage"]["completion_tokens"] == 9

@@ -188,7 +188,7 @@ def test_evidence_over_the_limit_fails_and_keeps_the_attempt(write_config, tmp_p
     output = tmp_path / "run"
     message = review_fails(*args(write_config(), output, "--max-evidence-bytes", "2000", n=1))
     assert message == (
-        "Evidence exceeds 2000 bytes; saved artifacts remain intact. "
+        "task 0000: Evidence exceeds 2000 bytes; saved artifacts remain intact. "
         "Increase --max-evidence-bytes or use a smaller source sample."
     )
     assert (output / "tasks/0000/attempt.json").is_file()
@@ -207,7 +207,8 @@ def test_judge_input_over_the_limit_is_never_truncated(write_config, tmp_path, m
         *args(config, output, "--resume", "--max-evidence-bytes", str(limit), n=1)
     )
     assert message == (
-        "Judge/coalescer input exceeds --max-evidence-bytes; nothing was silently truncated"
+        "task 0000: Judge/coalescer input exceeds --max-evidence-bytes; nothing was silently "
+        "truncated"
     )
     assert len(model_server.chat_requests()) == calls  # no judge was asked
     assert_intact(saved, output)

@@ -50,7 +50,11 @@ class Command(BaseCommand):
             "--max-evidence-bytes",
             type=int,
             default=DEFAULT_MAX_EVIDENCE_BYTES,
-            help=f"Largest judge evidence bundle and input (default {DEFAULT_MAX_EVIDENCE_BYTES}).",
+            help=(
+                f"Largest evidence bundle of one attempt and judge input, in bytes (default "
+                f"{DEFAULT_MAX_EVIDENCE_BYTES}); over it the run stops. Judge calls are split to "
+                "fit the endpoint's context (model.context_tokens) separately."
+            ),
         )
         parser.add_argument(
             "--jobs",

@@ -8,7 +8,6 @@ import datetime as dt
 import hashlib
 import json
 import re
-import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,6 @@ from tests.model_server import ModelServer, RecordedRequest, completion
 from tests.production import conftest as production
 from tests.production.conftest import (
     DATASET_REVISION,
-    REPOSITORY,
     SOURCE_ID,
     gsm8k_rows,
     write_parquet,
@@ -157,6 +155,10 @@ def config_document(
     *, server: ModelServer, checkout: Path, tasks: Path, row: Path, collection: Path
 ) -> dict[str, Any]:
     protocol = current_protocol()
+    blocks = production.gsm8k_blocks(
+        checkout=checkout, tasks=tasks, agent_timeout=60, worker_timeout=120
+    )
+    blocks["source"].update(grading_snapshot=str(row), current_review=str(collection))
 
     def role(size: str, **extra: Any) -> dict[str, Any]:
         return {
@@ -173,23 +175,7 @@ def config_document(
             "large": role("large", revision="2" * 40),
             "hosted": role("hosted", provider="Together", api_key_env=HOSTED_KEY_ENV),
         },
-        "runtime": {
-            "marinskyrl_checkout": str(checkout),
-            "gym_python": sys.executable,
-            "max_turns": 1,
-            "agent_timeout": 60,
-            "worker_timeout": 120,
-            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
-        },
-        "source": {
-            "source_id": SOURCE_ID,
-            "repository": REPOSITORY,
-            "revision": DATASET_REVISION,
-            "tasks_path": str(tasks),
-            "format": "skyrl_prepared",
-            "grading_snapshot": str(row),
-            "current_review": str(collection),
-        },
+        **blocks,
     }
 
 
