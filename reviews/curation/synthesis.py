@@ -34,7 +34,7 @@ from reviews.production.config import load_config
 from reviews.production.identity import git
 from reviews.production.model_client import ModelClient
 from reviews.production.rundir import COLLECTION_FILE, write_json_file
-from reviews.production.synthesis import coalescer_payload, run_coalescer
+from reviews.production.synthesis import ask_coalescer, coalescer_payload
 
 TOOL = "synthesise_source"
 POOL_DIR = "pool"
@@ -161,7 +161,7 @@ def synthesise_source(
     payload["instruction"] = f"{payload['instruction']} {APPLICABILITY_INSTRUCTION}"
     client = ModelClient(model=config.model, stop=threading.Event(), connections=1)
     try:
-        opinion = run_coalescer(client=client, run_dir=output, payload=payload)[source["id"]]
+        opinion = ask_coalescer(client=client, run_dir=output, payload=payload)[source["id"]]
     finally:
         client.close()
     evidence = production_records.EvidenceWriter(output)

@@ -264,6 +264,16 @@ def _source_payload(
     )
 
 
+def ask_coalescer(
+    *, client: ModelClient, run_dir: Path, payload: dict[str, Any], stage: str = SINGLE_STAGE
+) -> dict[str, dict[str, Any]]:
+    """One coalescer call with a payload built by the caller (``coalescer_payload`` and any
+    additions): the syntheses by subject id, from ``<stage>/parsed.json``. Cited paths must be
+    files of ``run_dir``."""
+    return _ask(client=client, run_dir=run_dir, stage=stage, payload=payload,
+                cited=Citations.of(_run_files(run_dir)))  # fmt: skip
+
+
 def _ask(
     *, client: ModelClient, run_dir: Path, stage: str, payload: dict[str, Any], cited: Citations
 ) -> dict[str, dict[str, Any]]:
