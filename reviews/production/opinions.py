@@ -324,9 +324,10 @@ def run_stage(
 
 
 def _budget_hint(client: ModelClient, refusals: list[OutputRejected]) -> str:
-    """When every answer ran out of its output budget, say so and how to raise it."""
+    """How to go on: when every answer ran out of its output budget, say so and how to raise
+    it; otherwise a resume asks again."""
     if not refusals or not all(refusal.truncated for refusal in refusals):
-        return ""
+        return ". Run again with --resume to ask again; finished stages are kept"
     budget = output_tokens_of(client.model.judge_parameters)
     now = f" (now {budget})" if budget is not None else ""
     return (
