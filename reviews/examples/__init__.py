@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from atlas import timestamps
+from atlas.example_notice import EXAMPLE_NOTICE
 from reviews.collection_checks import SCHEMA_PATH
 from reviews.evidence_set import COLLECTION_FILE
-from reviews.example_label import EXAMPLE_NOTICE
 
 EXAMPLE_COMMIT = hashlib.sha1(b"rl-data-atlas example run").hexdigest()
 EXAMPLE_TREE = hashlib.sha256(b"rl-data-atlas example python tree").hexdigest()

@@ -131,8 +131,11 @@ def test_refreshes_list_rows_and_last_run(client, catalog):
     body = client.get("/api/refreshes/").json()
     assert [row["origin"] for row in body["results"]] == ["MarinSkyRL", "Task Trove"]
     assert set(body["last_run"]) == {"id", "started_at", "finished_at", "trigger", "forced",
-                                     "outcome", "error"}  # fmt: skip
+                                     "outcome", "error", "summary"}  # fmt: skip
     assert body["last_run"]["trigger"] == "command" and body["last_run"]["outcome"] == "synced"
+    # The packaged sync adds every source of both origins, said in words per origin.
+    assert body["last_run"]["summary"].startswith("MarinSkyRL: ")
+    assert "Task Trove: " in body["last_run"]["summary"]
 
 
 def test_refreshes_without_runs(client):
