@@ -70,6 +70,16 @@ ID_CASES = [
     ("MarinSkyRL:trailing/", "Catalog source MarinSkyRL:trailing/ has an invalid id"),
     ("MarinSkyRL:a//b", "Catalog source MarinSkyRL:a//b has an invalid id"),
     (" MarinSkyRL:lead", "Catalog source  MarinSkyRL:lead has an invalid id"),
+    # Dot segments: a browser resolves them, so the source's link would open another page.
+    *(
+        (dotted, f"Catalog source {dotted} has an invalid id")
+        for dotted in (
+            "MarinSkyRL:a/../../api/sources",
+            "MarinSkyRL:a/./b",
+            "MarinSkyRL:a/..",
+            "MarinSkyRL:x/.",
+        )
+    ),
 ]
 
 
