@@ -30,7 +30,6 @@ from atlas.authentication import LockingTokenAuthentication
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.display_state import CURATED_FIELDS, shown
 from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
-from atlas.gc_pause import collector_paused
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
@@ -332,28 +331,8 @@ class SourceListView(StrictQueryMixin, ListAPIView):
             key=("api-list", filterset.statement_key), queryset=lambda: list_values(filterset.qs)
         )
         page = cast(CatalogPagination, self.paginator).paginate_queryset(rows, request, view=self)
-        # The rows without a serializer: one per row cost a context lookup each, and a list
-        # serializer's data and child refer back to it (a cycle the rows would wait in for the
-        # collector; see dispatch).
+        # The rows without a serializer: one per row cost a context lookup each.
         return self.get_paginated_response(rows_of(items=page, request=request))
-
-    def dispatch(self, request: Any, *args: Any, **kwargs: Any) -> Any:
-        # A 500-row page is some 30,000 dicts, lists and strings, alive until it is rendered and
-        # making no reference cycles: the collections their allocation triggers would walk them
-        # for nothing, several times (atlas.gc_pause). So the list is built and rendered with the
-        # collector paused (Django does not render a rendered response again), and the rows are
-        # freed before it resumes. DRF's own links to them would keep them for the collector
-        # instead: the view keeps its response (and its request refers back to the view), and
-        # rendering puts the response into its own renderer context.
-        with collector_paused():
-            response = super().dispatch(request, *args, **kwargs)
-            if isinstance(response, Response):
-                response.render()
-                context: dict[str, Any] = getattr(response, "renderer_context", {})
-                context.pop("response", None)
-                response.data = None  # now the rendered content
-        del self.response
-        return response
 
     @extend_schema(
         summary="List active sources",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import os
 
 import pytest
 
@@ -45,3 +46,18 @@ def test_syncs_leave_the_collector_running(write_catalog):
     with pytest.raises(SyncRejected):
         sync_catalog(catalog_path=write_catalog([{"id": ""}]), force=False, trigger="command")
     assert gc.isenabled()
+
+
+@pytest.mark.slow
+def test_the_wsgi_application_freezes_what_it_loaded():
+    """Requests never pay for walking the loaded project: atlas.wsgi freezes it (gc.freeze)."""
+    import subprocess
+    import sys
+
+    probe = "import gc, atlas.wsgi; print(gc.get_freeze_count(), gc.isenabled())"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    shown = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
+    )
+    frozen, enabled = shown.stdout.split()
+    assert int(frozen) > 10_000 and enabled == "True"
