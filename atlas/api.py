@@ -34,7 +34,7 @@ from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
 from atlas.renderers import FastJSONRenderer
-from atlas.selectors import listed_rows, refresh_state, source_detail
+from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.source_links import RowLinks
 from atlas.sync_words import outcome_words, run_counts
@@ -324,12 +324,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         return filterset
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        # The count and rows statements the ORM compiled for this query are run again for the same
-        # cleaned values (selectors.ListedRows): building them was most of a 50-row request.
-        filterset = self.validated_filterset()
-        rows = listed_rows(
-            key=("api-list", filterset.statement_key), queryset=lambda: list_values(filterset.qs)
-        )
+        rows = self.get_queryset()
         page = cast(CatalogPagination, self.paginator).paginate_queryset(rows, request, view=self)
         # The rows without a serializer: one per row cost a context lookup each.
         return self.get_paginated_response(rows_of(items=page, request=request))

@@ -264,12 +264,6 @@ class SourceFilterSet(django_filters.FilterSet):
     def shows_excluded(self) -> bool:
         return self.form.cleaned_data.get("show_excluded") == "1"
 
-    @property
-    def statement_key(self) -> tuple[tuple[str, str], ...]:
-        """What the SQL of ``qs`` depends on: the cleaned values, every filter's (``""`` when
-        absent), in the form's order. The vocabulary only validates origins and families."""
-        return tuple(self.form.cleaned_data.items())
-
     def filter_queryset(self, queryset: QuerySet[Source]) -> QuerySet[Source]:
         return self._filtered(queryset, leaving_out="")
 

@@ -3,9 +3,9 @@ beyond the last shows the last page — on the page and in the sources API alike
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from django.db.models import QuerySet
 from rest_framework.exceptions import ValidationError
@@ -35,14 +35,6 @@ class PageWindow:
     @property
     def has_next(self) -> bool:
         return self.number < self.pages
-
-
-class Pageable(Protocol):
-    """What paging needs of rows besides a queryset or a sequence (``selectors.ListedRows``)."""
-
-    def count(self) -> int: ...
-
-    def __getitem__(self, window: slice) -> Iterable[Any]: ...
 
 
 def page_window(*, matching: int, number: int, size: int) -> PageWindow:
@@ -87,7 +79,7 @@ class CatalogPagination(BasePagination):
     """``{count, next, previous, results}`` with ``page`` and ``page_size``."""
 
     def paginate_queryset(
-        self, queryset: QuerySet | Pageable | Sequence[Any], request, view=None
+        self, queryset: QuerySet | Sequence[Any], request, view=None
     ) -> list[Any]:
         number, size = strict_paging(request.query_params)
         self.count = len(queryset) if isinstance(queryset, Sequence) else queryset.count()

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import datetime as dt
 import functools
-from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.core.exceptions import EmptyResultSet
-from django.db import connection
 from django.db.models import Count, Min, Q, QuerySet, Sum
 from django.utils.dateparse import parse_datetime
 
@@ -190,128 +187,3 @@ def page_state() -> tuple[CatalogVocabulary, SyncStatus]:
     assert newest_started_at is not None  # the run just read has a start
     newest_run = (extra["newest_id"], newest_started_at)
     return vocabulary_of_version(newest_run=newest_run), status
-
-
-# -- a list's count and pages from statements the ORM compiled once -------------------------------
-@dataclass(frozen=True)
-class ListStatements:
-    """The count and rows statements of one filtered list (rows without their LIMIT / OFFSET), the
-    names of the row's values and the converters the ORM applies to them, as its compiler made
-    them."""
-
-    count_sql: str
-    count_params: tuple[Any, ...]
-    rows_sql: str
-    rows_params: tuple[Any, ...]
-    names: tuple[str, ...]
-    # (position, converters, expression), as SQLCompiler.get_converters() gives them.
-    converters: tuple[tuple[int, tuple[Callable[..., Any], ...], Any], ...]
-
-
-_LIST_STATEMENTS: dict[Hashable, ListStatements] = {}
-LIST_STATEMENTS_KEPT = 256
-
-
-class ListedRows:
-    """The rows of a filtered ``.values()`` list by pages: ``count()`` and ``rows[start:stop]``
-    (lists of dicts, as the queryset slices to).
-
-    The ORM's building and compiling of the count and rows queries cost several times the CPU of
-    running them (a few milliseconds per API request). Their SQL is a function of the list's
-    ``key`` alone, so the statements the ORM made for a key are kept and run again with only the
-    LIMIT / OFFSET added, as the ORM adds them; the queryset is built only for a key not seen yet.
-    """
-
-    def __init__(self, *, key: Hashable, queryset: Callable[[], QuerySet]) -> None:
-        # The vendor is part of the key: the SQL of a filter set differs between backends.
-        self._key = (connection.vendor, key)
-        self._build = queryset
-        self._queryset: QuerySet | None = None
-        self._statements = _LIST_STATEMENTS.get(self._key)
-
-    @property
-    def queryset(self) -> QuerySet:
-        if self._queryset is None:
-            self._queryset = self._build()
-        return self._queryset
-
-    def count(self) -> int:
-        statements = self._statements
-        if statements is None:
-            return self._count_and_keep()
-        with connection.cursor() as cursor:
-            cursor.execute(statements.count_sql, statements.count_params)
-            return cursor.fetchone()[0]
-
-    def __getitem__(self, window: slice) -> list[dict[str, Any]]:
-        statements = self._statements
-        if statements is None:
-            return list(self.queryset[window])
-        limits = connection.ops.limit_offset_sql(window.start, window.stop)
-        with connection.cursor() as cursor:
-            cursor.execute(f"{statements.rows_sql} {limits}", statements.rows_params)
-            rows = cursor.fetchall()
-        names = statements.names
-        if not statements.converters:
-            return [dict(zip(names, row, strict=True)) for row in rows]
-        values = []
-        for row in rows:
-            converted = list(row)
-            for position, converters, expression in statements.converters:
-                value = converted[position]
-                for converter in converters:
-                    value = converter(value, expression, connection)
-                converted[position] = value
-            values.append(dict(zip(names, converted, strict=True)))
-        return values
-
-    def _count_and_keep(self) -> int:
-        """Count through the ORM, keeping the statement it ran and the compiled rows statement."""
-        queryset = self.queryset
-        ran: list[tuple[str, tuple[Any, ...]]] = []
-
-        # Positional: the signature Django calls execute wrappers with.
-        def keep(
-            execute: Callable[..., Any], sql: str, params: Any, many: bool, context: dict[str, Any]
-        ) -> Any:
-            ran.append((sql, tuple(params or ())))
-            return execute(sql, params, many, context)
-
-        with connection.execute_wrapper(keep):
-            count = queryset.count()
-        if len(ran) != 1:  # answered without a statement (a filter that matches nothing)
-            return count
-        query = queryset.query
-        compiler = query.get_compiler(using=queryset.db)
-        try:
-            rows_sql, rows_params = compiler.as_sql()
-        except EmptyResultSet:
-            return count
-        names = (
-            tuple(query.selected)
-            if query.selected
-            else (*query.extra_select, *query.values_select, *query.annotation_select)
-        )
-        converters = compiler.get_converters([s[0] for s in compiler.select[: compiler.col_count]])
-        statements = ListStatements(
-            count_sql=ran[0][0],
-            count_params=ran[0][1],
-            rows_sql=rows_sql,
-            rows_params=tuple(rows_params),
-            names=names,
-            converters=tuple(
-                (position, tuple(functions), expression)
-                for position, (functions, expression) in converters.items()
-            ),
-        )
-        if len(_LIST_STATEMENTS) >= LIST_STATEMENTS_KEPT:  # many distinct searches
-            _LIST_STATEMENTS.clear()
-        _LIST_STATEMENTS[self._key] = statements
-        # This list's rows already run from the kept statement, as every later one's will.
-        self._statements = statements
-        return count
-
-
-def listed_rows(*, key: Hashable, queryset: Callable[[], QuerySet]) -> ListedRows:
-    """A list's rows by pages; ``key`` must determine the SQL of ``queryset()`` completely."""
-    return ListedRows(key=key, queryset=queryset)
