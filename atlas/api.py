@@ -36,6 +36,7 @@ from atlas.permissions import IsCurator
 from atlas.renderers import FastJSONRenderer
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
+from atlas.solve_rates import solve_rate_columns
 from atlas.source_links import RowLinks
 from atlas.sync_words import outcome_words, run_counts
 from atlas.vocabularies import (
@@ -61,6 +62,28 @@ class OpenVerifierIssueSerializer(serializers.Serializer):
     review_id = serializers.CharField()
     status = serializers.CharField()
     created_at = serializers.DateTimeField()
+
+
+def _solved(role: str) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        allow_null=True,
+        help_text=f"The {role.title()} model's solved tasks, under `difficulty_status`; null "
+        "without a difficulty summary or that model.",
+    )
+
+
+def _verified(role: str) -> serializers.IntegerField:
+    return serializers.IntegerField(
+        allow_null=True, help_text=f"The {role.title()} model's tasks with a verifier result."
+    )
+
+
+def _rate(role: str) -> serializers.FloatField:
+    return serializers.FloatField(
+        allow_null=True,
+        help_text=f"The {role.title()} model's solve rate (0–1): the report's, else solved / "
+        "verified; null when nothing was verified.",
+    )
 
 
 class SourceRowSerializer(serializers.Serializer):
@@ -121,6 +144,15 @@ class SourceRowSerializer(serializers.Serializer):
         allow_null=True,
         help_text="Status of the difficulty summary; filter with `?difficulty=`.",
     )
+    difficulty_small_solved = _solved("small")
+    difficulty_small_verified = _verified("small")
+    difficulty_small_rate = _rate("small")
+    difficulty_large_solved = _solved("large")
+    difficulty_large_verified = _verified("large")
+    difficulty_large_rate = _rate("large")
+    difficulty_hosted_solved = _solved("hosted")
+    difficulty_hosted_verified = _verified("hosted")
+    difficulty_hosted_rate = _rate("hosted")
     difficulty_summary = serializers.JSONField(allow_null=True)
     review_applicability = serializers.ChoiceField(choices=Applicability.values)
     review_stale = serializers.BooleanField()
@@ -258,6 +290,7 @@ def row_of_values(
         "example_review": values["display_review_is_example"],
         "difficulty": values["difficulty_text"],
         "difficulty_status": values["difficulty_status"],
+        **solve_rate_columns(values["difficulty_summary"]),
         "difficulty_summary": values["difficulty_summary"],
         "review_applicability": values["review_applicability"],
         "review_stale": values["review_stale"],

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from atlas import formula_guard, timestamps
+from atlas.solve_rates import arm_rate
 from atlas.vocabularies import (
     Applicability,
     GradingTracking,
@@ -192,9 +193,5 @@ def _current_large(summary: dict[str, Any] | None) -> tuple[float | None, int | 
             model.get("size") == "large"
             and model.get("measurement_status") == MeasurementStatus.CURRENT
         ):
-            solved, verified = model.get("solved"), model.get("verified")
-            rate = model.get("solve_rate")
-            if rate is None and isinstance(verified, int) and verified > 0:
-                rate = solved / verified
-            return rate, solved, verified
+            return arm_rate(model), model.get("solved"), model.get("verified")
     return None, None, None
