@@ -123,6 +123,9 @@ def source_page(request: HttpRequest, source_id: str) -> HttpResponse:
     page = build_source_page(source=source, history_limit=DRAWER_HISTORY if drawer else None)
     template = "atlas/_source_drawer.html" if drawer else "atlas/source.html"
     response = render(request, template, {"page": page, "cells": catalog_cells()})
+    if drawer:
+        # The drawer shows only an answer that says it was rendered as one (catalog.js).
+        response[REGION_HEADER] = "details"
     patch_vary_headers(response, [REGION_HEADER])
     return response
 

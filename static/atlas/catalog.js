@@ -350,14 +350,36 @@
 
   // -- details drawer ------------------------------------------------------------------------------
   // The drawer shows the body of the source page, fetched when it opens; its URL (?source=<id>)
-  // can be shared and restores the open drawer.
+  // can be shared and restores the open drawer. A shared URL is anyone's to write, so the id is
+  // checked first (the server's rule, atlas/source_ids.py, in the parts that decide where a URL
+  // points: no control character, no empty, "." or ".." segment), and only an answer the server
+  // rendered as a drawer (its X-Atlas-Region: details header) is shown; anything else would be
+  // another page's markup, live in this one.
+  var SOURCE_ID_MAX = 255;
+  var DRAWER_REGION = "details";
+
+  function isSourceId(sourceId) {
+    if (typeof sourceId !== "string" || !sourceId || sourceId.length > SOURCE_ID_MAX) { return false; }
+    if (/[\u0000-\u001f\u007f\\%?#]/.test(sourceId) || !/^[^\s./]/.test(sourceId)) { return false; }
+    return sourceId.split("/").every(function (segment) {
+      return segment !== "" && segment !== "." && segment !== "..";
+    });
+  }
+
   function sourceUrl(sourceId) {
     return "/sources/" + encodeURIComponent(sourceId).replace(/%3A/g, ":").replace(/%2F/g, "/") + "/";
   }
 
+  function drawerFailed(ticket, reason) {
+    if (ticket !== drawerTicket) { return; }
+    drawerBody.setAttribute("aria-busy", "false");
+    drawerBody.textContent = "Could not load this source (" + reason + "). Open the source page instead.";
+  }
+
   function openDrawer(sourceId, opener, push) {
     var ticket = ++drawerTicket;
-    var url = sourceUrl(sourceId);
+    var valid = isSourceId(sourceId);
+    var url = valid ? sourceUrl(sourceId) : "/";
     drawerSource = sourceId;
     drawerOpener = opener;
     drawerPageLink.href = url;
@@ -369,25 +391,30 @@
     if (push) {
       history.pushState({ atlas: true }, "", withSource(location.pathname + location.search, sourceId));
     }
-    fetch(url, { headers: { [REGION_HEADER]: "details" }, credentials: "same-origin" })
+    if (!valid) {
+      drawerFailed(ticket, "not a source ID");
+      return;
+    }
+    fetch(url, { headers: { [REGION_HEADER]: DRAWER_REGION }, credentials: "same-origin", redirect: "error" })
       .then(function (response) {
         if (!response.ok) { throw response.status; }
+        if (response.headers.get(REGION_HEADER) !== DRAWER_REGION) { throw "not a source's details"; }
         return response.text();
       })
       .then(function (html) {
         if (ticket !== drawerTicket) { return; }
         var parsed = new DOMParser().parseFromString(html, "text/html");
+        // The server escapes every value it renders; nothing that acts on the page belongs in a
+        // drawer, so none of it is kept even if a template ever let some through.
+        parsed.body.querySelectorAll("script, meta, base, link, style, form, iframe, object, embed")
+          .forEach(function (node) { node.remove(); });
         drawerBody.replaceChildren.apply(drawerBody, Array.prototype.slice.call(parsed.body.childNodes));
         drawerBody.setAttribute("aria-busy", "false");
         if (document.getElementById("drawer-title")) {
           drawer.setAttribute("aria-labelledby", "drawer-title");
         }
       })
-      .catch(function (status) {
-        if (ticket !== drawerTicket) { return; }
-        drawerBody.setAttribute("aria-busy", "false");
-        drawerBody.textContent = "Could not load this source (" + status + "). Open the source page instead.";
-      });
+      .catch(function (status) { drawerFailed(ticket, status); });
   }
 
   function closeDrawer(updateUrl) {

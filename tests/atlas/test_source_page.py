@@ -79,6 +79,9 @@ def test_the_drawer_gets_only_the_body(client, catalog):
     response = client.get("/sources/MarinSkyRL:gen/", HTTP_X_ATLAS_REGION="details")
     html = response.content.decode()
     assert "X-Atlas-Region" in response["Vary"]
+    # The drawer shows only answers marked as rendered for it; the full page is not one.
+    assert response["X-Atlas-Region"] == "details"
+    assert "X-Atlas-Region" not in client.get("/sources/MarinSkyRL:gen/")
     assert "<html" not in html and "masthead" not in html
     assert '<h2 class="drawer-title" id="drawer-title">Gen</h2>' in html
     assert "Definition" in html and "Pinned revisions" in html

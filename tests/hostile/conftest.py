@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from django.apps import apps
 
+# The browser tests of the corpus (test_*_browser.py) use the system Chromium's fixtures.
+from tests.browser.conftest import browser, page  # noqa: F401
+
 
 def fingerprint(*, skip: tuple[str, ...] = ()) -> dict[str, str]:
     """A SHA-256 of every row of every project table (ordered by primary key), by table name."""
