@@ -3,13 +3,10 @@ so one query string means the same rows everywhere."""
 
 from __future__ import annotations
 
-import builtins
-import copy
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
 import django_filters
-from django import forms
 from django.db import connection
 from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
@@ -137,10 +134,15 @@ class SourceFilterSet(django_filters.FilterSet):
     read), so an origin or family no source has is an unknown value like any other."""
 
     q = django_filters.CharFilter(method="filter_search", label="Search")
-    origin = django_filters.CharFilter(method="filter_origin", label="Catalog (origin name)")
+    # The choices of these two are the vocabulary's, set on each filter set's form (__init__).
+    origin = django_filters.ChoiceFilter(
+        choices=(), method="filter_origin", label="Catalog (origin name)"
+    )
     type = django_filters.ChoiceFilter(choices=TYPE_CHOICES, method="filter_type")
     turns = django_filters.ChoiceFilter(choices=TURNS_CHOICES, method="filter_turns")
-    family = django_filters.CharFilter(method="filter_family", label="Family, or unknown")
+    family = django_filters.ChoiceFilter(
+        choices=(), method="filter_family", label="Family, or unknown"
+    )
     benchmark = django_filters.ChoiceFilter(choices=BENCHMARK_CHOICES, method="filter_benchmark")
     quality = django_filters.ChoiceFilter(choices=QUALITY_CHOICES, method="filter_quality")
     difficulty = django_filters.ChoiceFilter(choices=DIFFICULTY_CHOICES, method="filter_difficulty")
@@ -179,35 +181,15 @@ class SourceFilterSet(django_filters.FilterSet):
         if known and known.has_unknown_family:
             families.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
         origins = [(name, name) for name in known.origin_names] if known else []
-        self._choices_key = (tuple(origins), tuple(families))
-        self.filters["origin"] = django_filters.ChoiceFilter(
-            field_name="origin", choices=origins, method="filter_origin"
-        )
-        self.filters["family"] = django_filters.ChoiceFilter(
-            field_name="family", choices=families, method="filter_family"
-        )
-        for name, item in self.filters.items():
-            item.parent = self
-            item.model = Source
-            if not item.field_name:
-                item.field_name = name
+        # The form's fields are its own copies (Django forms copy their declared fields).
+        self.form.fields["origin"].choices = origins
+        self.form.fields["family"].choices = families
 
     @property
     def vocabulary(self) -> CatalogVocabulary:
         if self._vocabulary is None:
             self._vocabulary = current_vocabulary()
         return self._vocabulary
-
-    def get_form_class(self) -> builtins.type[forms.Form]:
-        """One form class per set of origin and family choices, built once per process."""
-        form_class = _FORM_CLASSES.get(self._choices_key)
-        if form_class is None:
-            form_class = super().get_form_class()
-            form_class.base_fields = _SharedFields(form_class.base_fields)
-            if len(_FORM_CLASSES) >= FORM_CLASSES_KEPT:  # a new vocabulary after syncs
-                _FORM_CLASSES.clear()
-            _FORM_CLASSES[self._choices_key] = form_class
-        return form_class
 
     # -- filters ---------------------------------------------------------------------------------
     def keep(self, queryset: QuerySet[Source], name: str, value: str) -> QuerySet[Source]:
@@ -281,44 +263,6 @@ class SourceFilterSet(django_filters.FilterSet):
         if not self.shows_excluded:
             queryset = queryset.exclude(status="Excluded")
         return queryset.order_by(*ordering_for(self.sort_key))
-
-
-class _SharedFields(dict):
-    """A filter form's fields, shared by its instances instead of deep-copied for each one.
-
-    The filter form is only validated, never rendered or changed, so a copy per request (which
-    Django's forms make, choices included) buys nothing.
-    """
-
-    def __deepcopy__(self, memo: dict) -> dict[str, forms.Field]:
-        return dict(self)
-
-
-_FORM_CLASSES: dict[tuple, type[forms.Form]] = {}
-FORM_CLASSES_KEPT = 16
-
-
-class _FiltersCopiedShallow(dict):
-    """The filter set's declared filters, copied per filter set without copying their choices.
-
-    django-filter deep-copies every declared filter (choices, labels, extra arguments) for each
-    filter set it builds, which cost about a millisecond per request here. The filters keep no
-    state of a request except their parent and their bound method, so a shallow copy with the
-    method re-bound to the copy is as good and much cheaper.
-    """
-
-    def __deepcopy__(self, memo: dict) -> dict[str, django_filters.Filter]:
-        copies = {}
-        for name, item in self.items():
-            clone = copy.copy(item)
-            if item.method is not None:
-                # Re-assigning builds a FilterMethod bound to the clone, not to the declaration.
-                clone.method = item.method
-            copies[name] = clone
-        return copies
-
-
-SourceFilterSet.base_filters = _FiltersCopiedShallow(SourceFilterSet.base_filters)
 
 
 def search_words(value: str) -> list[str]:

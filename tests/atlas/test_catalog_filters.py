@@ -116,12 +116,30 @@ def test_lenient_reading_ignores_unknown_values_only(catalog):
 
 
 def test_filter_sets_alive_together_keep_their_own_values(catalog):
-    # Filters are copied shallowly per filter set: each copy must call its own set's method.
     agentic, rlvr = SourceFilterSet({"type": "agentic"}), SourceFilterSet({"type": "rlvr"})
     assert agentic.is_valid() and rlvr.is_valid()
     assert list(agentic.qs.values_list("id", flat=True)) == ["Task Trove:delta"]
     assert list(rlvr.qs.values_list("id", flat=True)) == ["MarinSkyRL:alpha", "MarinSkyRL:gen"]
     assert all(item.parent is agentic for item in agentic.filters.values())
+
+
+def test_filter_sets_of_different_vocabularies_keep_their_own_choices(catalog):
+    """An origin or family is valid against the vocabulary the filter set was given."""
+    from atlas.selectors import CatalogVocabulary, OriginCount
+
+    def vocabulary(origin: str, family: str) -> CatalogVocabulary:
+        return CatalogVocabulary(origins=(OriginCount(origin=origin, total=1, excluded=0),),
+                                 families=(family,), has_unknown_family=False)  # fmt: skip
+
+    old = SourceFilterSet(
+        {"origin": "Old", "family": "f-old"}, vocabulary=vocabulary("Old", "f-old")
+    )
+    new = SourceFilterSet(
+        {"origin": "Old", "family": "f-old"}, vocabulary=vocabulary("New", "f-new")
+    )
+    assert old.is_valid()
+    assert not new.is_valid() and sorted(new.errors) == ["family", "origin"]
+    assert SourceFilterSet({"family": "unknown"}, vocabulary=vocabulary("New", "f-new")).errors
 
 
 def test_a_new_origin_or_family_is_accepted_after_the_sync_that_brings_it(catalog, write_catalog):
