@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
 from django.db.models import Count, Min, Q, QuerySet, Sum
-from django.utils.dateparse import parse_datetime
 
 from atlas.models import Refresh, RefreshRun, Source
 
@@ -82,14 +80,9 @@ def current_vocabulary() -> CatalogVocabulary:
     aggregates over every active source.
     """
     latest = RefreshRun.objects.order_by("-id").values_list("id", "started_at").first()
-    return vocabulary_of_version(newest_run=latest)
-
-
-def vocabulary_of_version(*, newest_run: tuple[int, dt.datetime] | None) -> CatalogVocabulary:
-    """The vocabulary of the inventory version the newest run names, from the cache if kept."""
-    if newest_run is None:
+    if latest is None:  # no run recorded yet: nothing to key a cache on
         return catalog_vocabulary()
-    run_id, started_at = newest_run
+    run_id, started_at = latest
     key = f"atlas:vocabulary:{run_id}:{started_at.isoformat()}"
     vocabulary = cache.get(key)
     if vocabulary is None:
@@ -143,47 +136,3 @@ def sync_status() -> SyncStatus:
         earliest_checked_at=summary["earliest"],
         last_run=last_run,
     )
-
-
-def _aware(value: dt.datetime | str | None) -> dt.datetime | None:
-    """A timestamp from a raw column (SQLite hands them over as UTC text)."""
-    if value is None:
-        return None
-    parsed = value if isinstance(value, dt.datetime) else parse_datetime(value)
-    if parsed is None:
-        raise ValueError(f"not a timestamp: {value!r}")
-    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=dt.UTC)
-
-
-@functools.cache
-def _page_state_sql() -> str:
-    runs, refreshes = RefreshRun._meta.db_table, Refresh._meta.db_table
-    return (
-        f"SELECT r.*, (SELECT id FROM {runs} ORDER BY id DESC LIMIT 1) AS newest_id, "
-        f"(SELECT started_at FROM {runs} ORDER BY id DESC LIMIT 1) AS newest_started_at, "
-        f"(SELECT COUNT(*) FROM {refreshes}) AS refresh_rows, "
-        f"(SELECT MIN(checked_at) FROM {refreshes}) AS earliest_checked_at "
-        f"FROM {runs} AS r ORDER BY r.started_at DESC, r.id DESC LIMIT 1"
-    )
-
-
-def page_state() -> tuple[CatalogVocabulary, SyncStatus]:
-    """The catalog page's vocabulary and sync status from one statement: the last run, with the
-    newest run's id and start (the vocabulary's cache key) and the refresh totals alongside.
-
-    Written as SQL because it runs on every page view and the ORM spent longer building the
-    three queries it replaces (or one with four subqueries) than the database spent answering.
-    """
-    last_run = next(iter(RefreshRun.objects.raw(_page_state_sql())), None)
-    if last_run is None:  # no run recorded yet: nothing to key a cache on
-        return catalog_vocabulary(), sync_status()
-    extra = vars(last_run)  # the columns beyond the model's fields
-    status = SyncStatus(
-        has_refreshes=bool(extra["refresh_rows"]),
-        earliest_checked_at=_aware(extra["earliest_checked_at"]),
-        last_run=last_run,
-    )
-    newest_started_at = _aware(extra["newest_started_at"])
-    assert newest_started_at is not None  # the run just read has a start
-    newest_run = (extra["newest_id"], newest_started_at)
-    return vocabulary_of_version(newest_run=newest_run), status

@@ -19,7 +19,7 @@ from atlas.csv_export import csv_response
 from atlas.field_guide import definitions, intro_text
 from atlas.filters import SourceFilterSet
 from atlas.permissions import is_curator
-from atlas.selectors import page_state, refresh_state, source_detail
+from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
 from atlas.source_page import DRAWER_HISTORY
 from atlas.source_page import source_page as build_source_page
@@ -63,7 +63,7 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def catalog_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _refresh_without_script(request)
-    vocabulary, status = page_state()
+    vocabulary, status = current_vocabulary(), sync_status()
     context = catalog_context(
         query=request.GET, vocabulary=vocabulary, curator=is_curator(request.user), status=status
     )
