@@ -22,6 +22,14 @@ MARINSKYRL_TREES = (
     "marinskyrl",
 )
 HARBOR_TREES = ("src/harbor",)
+# MarinSkyRL's verification contract (§6.3): module → its file in the checkout.
+GYM_CONTRACT_MODULES = {
+    "skyrl_gym.verification": "skyrl-gym/skyrl_gym/verification.py",
+    "skyrl_train.trajectory_runners.skyrl_gym_contracts": (
+        "skyrl-train/skyrl_train/trajectory_runners/skyrl_gym_contracts.py"
+    ),
+}
+PROJECT_FOLD = "reviews/production/workers/gym_contract.py"
 PACKAGE_DIR = Path(__file__).resolve().parent
 COMMAND_MODULE = PACKAGE_DIR.parent / "management" / "commands" / "make_review.py"
 CHUNK = 1 << 20
@@ -84,6 +92,21 @@ def python_tree_sha256(*, checkout: Path, trees: tuple[str, ...]) -> str:
             digest.update(path.relative_to(checkout).as_posix().encode("utf-8"))
             digest.update(bytes.fromhex(sha256_file(path)))
     return digest.hexdigest()
+
+
+def gym_verification_contract(*, checkout: Path) -> dict[str, Any]:
+    """Which fold the Gym worker applies (``run.json`` ``gym_verification_contract``):
+    MarinSkyRL's own when the checkout's Gym library has the contract, else the project's."""
+    missing = [m for m, path in GYM_CONTRACT_MODULES.items() if not (checkout / path).is_file()]
+    if not missing:
+        return {"fold": "marinskyrl", "modules": list(GYM_CONTRACT_MODULES)}
+    return {
+        "fold": "project",
+        "implementation": PROJECT_FOLD,
+        "missing": missing,
+        "reason": "The Gym library lacks MarinSkyRL's verification contract; the project's "
+        "fold applies the same rules to the environment's step results.",
+    }
 
 
 def implementation_hashes() -> dict[str, str]:

@@ -42,6 +42,17 @@ class WorkerTimeout(ReviewProductionError):
         self.execution = execution
 
 
+class SolverUnavailable(ReviewProductionError):
+    """The solver could not be reached (refused, reset, timed out, a retryable status after every
+    retry): the worker made no finished attempt, so the task stays unfinished (no
+    ``tasks/NNNN/attempt.json``), no judge assesses it and a resume retries it."""
+
+
+# The worker's exit status for "solver unavailable" (worker_support.SOLVER_UNAVAILABLE_EXIT).
+SOLVER_UNAVAILABLE_EXIT = 75
+SOLVER_UNAVAILABLE_FILE = "solver-unavailable.json"
+
+
 @dataclass(frozen=True)
 class WorkerRoute:
     python: str
@@ -139,6 +150,8 @@ def run_attempt(
             stderr_path=stderr_path,
         )
     attempt_file = execution / "attempt.json"
+    if returncode == SOLVER_UNAVAILABLE_EXIT:
+        raise SolverUnavailable(_unavailable_message(execution=execution, run_dir=run_dir))
     if returncode != 0 or not attempt_file.is_file():
         raise ReviewProductionError(
             f"Native worker failed; inspect {stderr_path}. Resume retries this unfinished task."
@@ -154,6 +167,18 @@ def run_attempt(
     # Written last: its existence marks the task's attempt as done (§6.2.4).
     write_json_file(attempt_path(run_dir=run_dir, number=number), attempt)
     return attempt
+
+
+def _unavailable_message(*, execution: Path, run_dir: Path) -> str:
+    try:
+        reason = json.loads((execution / SOLVER_UNAVAILABLE_FILE).read_text("utf-8"))["reason"]
+    except (OSError, ValueError, KeyError, TypeError):
+        reason = "no reason recorded"
+    where = execution.relative_to(run_dir).as_posix()
+    return (
+        f"Solver unavailable ({reason}); {where} is not a finished attempt. "
+        "Resume retries this unfinished task."
+    )
 
 
 def _wait(

@@ -40,6 +40,7 @@ from reviews.production.identity import (
     MARINSKYRL_TREES,
     checkout_identity,
     folder_hashes,
+    gym_verification_contract,
     implementation_hashes,
     round_trip,
     schema_sha256,
@@ -74,7 +75,7 @@ from reviews.production.rundir import (
 )
 from reviews.production.sampling import Sample, sample_tasks
 from reviews.production.synthesis import Synthesis, run_coalescer
-from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
+from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task, read_tasks
 
 DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
 MISSING_REVISION = (
@@ -285,6 +286,10 @@ class _Run:
             "selected_task_files": dict(sorted(selected.items())),
             "packed_input_files": dict(sorted(packed.items())),
         }
+        if any(task.route == GYM_ROUTE for task in sample.tasks):
+            identity["gym_verification_contract"] = gym_verification_contract(
+                checkout=Path(checkout)
+            )
         if any(task.route == HARBOR_ROUTE for task in sample.tasks):
             harbor = self.runtime.get("harbor_checkout")
             if not harbor:

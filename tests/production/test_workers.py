@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.model_server import ModelServer, completion
 from tests.production.conftest import gsm8k_rows, write_parquet
-from tests.production.helpers import load, make_review
+from tests.production.contract_checkout import add_probe_environment, add_verification_contract
+from tests.production.helpers import load, make_review, review_fails
 from tests.production.review_model import ReviewModel
 
 WORKERS = Path(__file__).resolve().parents[2] / "reviews" / "production" / "workers"
@@ -47,12 +49,13 @@ def test_workers_never_import_the_project():
 
 def test_chat_options_from_environment_metadata(workers):
     gym, _, _ = workers
-    metadata = {
+    params = {
         "model": "x", "input": [], "store": True, "temperature": 0.3,
         "max_output_tokens": 100,
         "tools": [{"type": "function", "name": "run", "description": "d", "parameters": {}},
                   {"type": "function", "function": {"name": "kept"}}],
     }  # fmt: skip
+    metadata = {"chat_completion_params": params, "other": "not an option"}
     options = gym.chat_options(metadata=metadata, parameters={})
     assert options == {
         "temperature": 0.3,
@@ -65,20 +68,59 @@ def test_chat_options_from_environment_metadata(workers):
     assert "max_completion_tokens" not in gym.chat_options(
         metadata=metadata, parameters={"max_tokens": 10}
     )
+    # Only chat_completion_params are options; an empty tool list is not sent.
+    assert gym.chat_options(metadata={"temperature": 1.0}, parameters={}) == {}
+    empty = {"chat_completion_params": {"tools": [], "top_p": 0.5}}
+    assert gym.chat_options(metadata=empty, parameters={}) == {"top_p": 0.5}
 
 
-def test_gym_verification_rules(workers):
-    gym, _, _ = workers
-    verdict = {"reward": 1.0, "done": True, "metadata": {}}
-    assert gym.Attempt._verification("gsm8k", verdict, 3)["status"] == "verified"
+def test_project_fold_follows_marinskyrls_rules(workers):
+    contract = importlib.import_module("gym_contract")
+    fold = contract.ProjectContract()
+    legacy = fold.from_step({"reward": 0.5, "done": True, "metadata": {"m": 1}})
+    assert legacy["status"] == "verified" and legacy["score"] == 0.5
+    assert legacy["diagnostics"] == {"m": 1} and legacy["reason"] is None
+    assert fold.from_step({"done": True})["status"] == "unavailable"
+    assert fold.fold([])["reason"] == "environment produced no verification result"
+    assert fold.fold([legacy]) is legacy
+    tool_turn = contract.unavailable("a tool turn")
+    assert fold.fold([legacy, tool_turn]) is tool_turn  # the last verdict has no score
+    full = fold.from_step({"reward": 1.0, "metadata": {}})
+    folded = fold.fold([legacy, full])
+    assert folded["score"] == 0.75 and folded["passed"] is False
+    assert folded["diagnostics"]["num_scored_steps"] == 2
+    assert fold.fold([full, full])["passed"] is True
+    # ``passed`` left open is decided by the normalised score, as the fold does per step.
+    assert contract.plain_verification(legacy)["passed"] is False
+    assert contract.plain_verification(full)["passed"] is True
+    with pytest.raises(ValueError, match="not finite"):
+        fold.from_step({"reward": math.inf})
+    with pytest.raises(TypeError):
+        contract.plain_verification({"status": "fine"})
+
+
+def test_gym_verification_rules(workers, tmp_path):
+    gym, _, support = workers
+    data = {"task": {"env_id": "gsm8k"}, "model": {}, "config": {}}
+    attempt = gym.Attempt(
+        data=data, execution_dir=tmp_path, events=support.EventLog(tmp_path / "t.jsonl")
+    )
+    verdict = attempt.contract.from_step({"reward": 1.0, "done": True, "metadata": {}})
+
+    def rule(env_id="gsm8k", verdicts=(verdict,), done=True):
+        return attempt._verification(env_id=env_id, verdicts=list(verdicts), done=done, max_turns=3)
+
+    assert rule()["status"] == "verified" and rule()["passed"] is True
     for env_id in ("preference", "prompt_only"):
-        assert gym.Attempt._verification(env_id, verdict, 3)["status"] == "unavailable"
-    assert gym.Attempt._verification("gsm8k", None, 3) == {
+        assert rule(env_id=env_id)["status"] == "unavailable"
+    assert rule(done=False) == {
         "status": "unavailable", "score": None, "passed": None,
         "reason": "Turn cap of 3 reached without a terminal verdict", "diagnostics": {},
     }  # fmt: skip
-    pending = {**verdict, "metadata": {"cohort_reward_pending": True}}
-    assert gym.Attempt._verification("gsm8k", pending, 3)["status"] == "unavailable"
+    pending = attempt.contract.from_step({"reward": 3.0, "metadata": {"cohort_reward_pending": 1}})
+    assert (
+        rule(verdicts=(pending, verdict))["reason"] == "The verdict's reward is pending its cohort"
+    )
 
 
 def test_component_rewards(workers):
@@ -178,3 +220,127 @@ def test_an_exception_in_the_worker_is_an_error_verification(tmp_path, write_con
     )  # fmt: skip
     assert runtime["verdict"] == "inconclusive" and runtime["tests_executed"] is False
     assert runtime["summary"].startswith("Native skyrl_gym verification: error.")
+
+
+def tool_call_reply() -> dict:
+    reply = completion(None)
+    reply["choices"][0]["message"]["tool_calls"] = [
+        {"id": "call-1", "type": "function", "function": {"name": "lookup", "arguments": "{}"}}
+    ]
+    reply["choices"][0]["finish_reason"] = "tool_calls"
+    return reply
+
+
+def probe_run(*, tmp_path, write_config, model_server, checkout) -> Path:
+    """One tool_probe task: a tool call, a restarted conversation, a critic-graded answer."""
+    add_probe_environment(checkout)
+    model_server.enqueue(tool_call_reply(), completion("#### 7"), completion("1"))
+    rows = [{**row, "env_class": "tool_probe"} for row in gsm8k_rows(1)]
+    judge = {"base_url": model_server.base_url, "model": "critic/model"}
+    config = write_config(
+        tasks_path=write_parquet(tmp_path / "probe.parquet", rows),
+        runtime={"gym_config": {"tool_probe": {"judges": {"general": judge}}}},
+    )
+    output = tmp_path / "run"
+    make_review("--config", str(config), "--n", "1", "--output", str(output))
+    return output
+
+
+@pytest.mark.slow
+def test_tool_calls_evidence_reset_and_critic_calls(tmp_path, write_config, model_server, checkout):
+    output = probe_run(
+        tmp_path=tmp_path, write_config=write_config, model_server=model_server, checkout=checkout
+    )
+    execution = output / "tasks/0000/execution-000"
+    first = load(execution / "solver/turn-000/request.json")
+    # The environment's options under the configured ones: temperature 0.0 and max_tokens are
+    # configured; model/input/store are dropped; the tool is sent in function form.
+    assert first["temperature"] == 0.0 and first["top_p"] == 0.5 and first["max_tokens"] == 512
+    assert "max_completion_tokens" not in first and "store" not in first and "input" not in first
+    assert first["model"] == "test/solver-judge"
+    assert first["tools"] == [
+        {"type": "function", "function": {"name": "lookup", "parameters": {}}}
+    ]
+    # reset_conversation replaced the conversation; the tool-call message was kept whole.
+    second = load(execution / "solver/turn-001/request.json")
+    assert second["messages"] == [{"role": "user", "content": "Start again. Answer with the "
+                                   "total after ####."}]  # fmt: skip
+    trace = load(execution / "solver-trace.json")
+    assert trace["turns"] == 2 and trace["done"] is True
+    assert [m["role"] for m in trace["messages"]] == ["user", "assistant"]
+    starts = [json.loads(line) for line in (execution / "verifier-trace.jsonl").open()]
+    assert starts[0]["assistant_message"]["tool_calls"][0]["function"]["name"] == "lookup"
+    # The critic's call went through the recorder to the configured endpoint.
+    critic = execution / "verifier/critic/call-000"
+    assert load(critic / "request.json")["model"] == "critic/model"
+    assert load(critic / "response.json")["choices"][0]["message"]["content"] == "1"
+    assert not (execution / "verifier/critic/call-001").exists()
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["verification"]["status"] == "verified"
+    # Without the contract both steps' plain rewards are verdicts (0.0 for the tool turn, then
+    # 1.0): MarinSkyRL's fold takes their mean and passes only when every step passed.
+    assert attempt["verification"]["score"] == 0.5 and attempt["verification"]["passed"] is False
+    assert attempt["verification"]["diagnostics"]["num_scored_steps"] == 2
+    assert attempt["verification_contract"] == "project"
+    contract = load(output / "run.json")["gym_verification_contract"]
+    assert contract["fold"] == "project" and len(contract["missing"]) == 2
+
+
+@pytest.mark.slow
+def test_a_checkouts_own_verification_contract_is_used(
+    tmp_path, write_config, model_server, checkout
+):
+    add_verification_contract(checkout)
+    output = probe_run(
+        tmp_path=tmp_path, write_config=write_config, model_server=model_server, checkout=checkout
+    )
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["verification_contract"] == "marinskyrl"
+    verification = attempt["verification"]
+    # The checkout's VerificationResult declares a 0–2 range: a score of 1 is half-way, so the
+    # open ``passed`` is decided false — the project's default range would have passed it.
+    assert verification["score_range"] == [0.0, 2.0] and verification["passed"] is False
+    assert verification["diagnostics"] == {"critic": "1"}
+    assert load(output / "run.json")["gym_verification_contract"] == {
+        "fold": "marinskyrl",
+        "modules": ["skyrl_gym.verification", "skyrl_train.trajectory_runners.skyrl_gym_contracts"],
+    }
+
+
+@pytest.mark.slow
+def test_an_unreachable_solver_is_no_finished_attempt(tmp_path, write_config, model_server):
+    """A transport failure (a retryable status after every retry) leaves the task unfinished:
+    the run stops with a resumable reason, no judge sees it, and --resume tries it again."""
+    config = write_config(rows=1, model={"max_retries": 1})
+    output = tmp_path / "run"
+    model_server.fail_first(2, status=503)
+    message = review_fails("--config", str(config), "--n", "1", "--output", str(output))
+    assert message.startswith("Solver unavailable (HTTP 503 after 2 tries at ")
+    assert "tasks/0000/execution-000 is not a finished attempt" in message
+    assert message.endswith("Resume retries this unfinished task.")
+    failed = output / "tasks/0000/execution-000"
+    assert not (failed / "attempt.json").exists()
+    assert not (output / "tasks/0000/attempt.json").exists()
+    assert not (output / "tasks/0000/judges").exists()
+    assert load(failed / "solver-unavailable.json")["reason"].startswith("HTTP 503 after 2 tries")
+    events = [json.loads(line)["event"] for line in (failed / "verifier-trace.jsonl").open()]
+    assert events == ["solver_unavailable"]
+    make_review("--config", str(config), "--n", "1", "--output", str(output), "--resume")
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["execution_path"] == "tasks/0000/execution-001"
+    assert attempt["verification"]["status"] == "verified"
+    assert (output / "quality-reviews.json").is_file()
+
+
+@pytest.mark.slow
+def test_a_refused_connection_is_no_finished_attempt(tmp_path, write_config, model_server):
+    closed = ModelServer().start()
+    url = closed.base_url
+    closed.stop()  # nothing listens there any more: connections are refused
+    config = write_config(rows=1, model={"max_retries": 0})
+    data = load(config)
+    # Only the solver's endpoint is gone: the worker reads the model block from input.json.
+    data["model"]["base_url"] = url
+    config.write_text(json.dumps(data))
+    message = review_fails("--config", str(config), "--n", "1", "--output", str(tmp_path / "r"))
+    assert "Connection refused" in message and "Resume retries" in message

@@ -8,18 +8,22 @@ Run by the native interpreter (``runtime.gym_python``) as
 
 from __future__ import annotations
 
+import copy
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
 
+from gym_contract import load_contract, plain, plain_verification, unavailable
 from worker_support import (
+    CriticRecorder,
     EventLog,
     NativeCapture,
+    SolverUnavailable,
     captured_output,
     chat_completion,
     error_outcome,
+    solver_unavailable_exit,
     warm_imports,
     write_json,
 )
@@ -29,17 +33,21 @@ DROPPED_CHAT_OPTIONS = ("model", "input", "store")
 
 
 def chat_options(*, metadata: Any, parameters: dict[str, Any]) -> dict[str, Any]:
-    """Chat options from the environment's metadata, in chat-completions form."""
-    if not isinstance(metadata, dict):
+    """The environment's ``chat_completion_params`` in chat-completions form, to be merged under
+    the configured parameters (the configured ones win, as in the reference)."""
+    params = metadata.get("chat_completion_params") if isinstance(metadata, dict) else None
+    if not isinstance(params, dict):
         return {}
-    options = {k: v for k, v in metadata.items() if k not in DROPPED_CHAT_OPTIONS}
+    options = {k: v for k, v in params.items() if k not in DROPPED_CHAT_OPTIONS}
     if isinstance(options.get("tools"), list):
         options["tools"] = [function_tool(tool) for tool in options["tools"]]
+    if not options.get("tools"):
+        options.pop("tools", None)  # an empty tool list is refused by some servers
     if "max_output_tokens" in options:
-        limit = options.pop("max_output_tokens")
+        options["max_completion_tokens"] = options.pop("max_output_tokens")
+    if "max_tokens" in parameters:
         # The configured max_tokens wins: sending both is rejected by some servers.
-        if "max_tokens" not in parameters:
-            options["max_completion_tokens"] = limit
+        options.pop("max_completion_tokens", None)
     return options
 
 
@@ -59,6 +67,7 @@ class Attempt:
         self.execution_dir = execution_dir
         self.events = events
         self.turns = 0
+        self.contract = load_contract()
         # Each solver turn's finish_reason: "length" means the output budget (thinking included)
         # ran out, which a difficulty measurement must record and never count as solved.
         self.finish_reasons: list[str | None] = []
@@ -68,63 +77,104 @@ class Attempt:
 
         env_id = self.task["env_id"]
         max_turns = int(self.runtime["max_turns"])
-        env_config = dict(self.runtime.get("gym_config", {}).get(env_id, {}))
-        extras = {**self.task["extras"], "max_turns": max_turns}
-        env = skyrl_gym.make(env_id, env_config=_config_object(env_config), extras=extras)
-        messages, metadata = env.init(list(self.task["prompt"]))
+        env_config = copy.deepcopy(self.runtime.get("gym_config", {}).get(env_id, {}))
+        extras = {**copy.deepcopy(self.task["extras"]), "max_turns": max_turns}
+        critic = self.execution_dir / "verifier" / "critic"
+        with CriticRecorder(env_config=env_config, folder=critic):
+            env = skyrl_gym.make(env_id, env_config=_config_object(env_config), extras=extras)
+            try:
+                return self._episode(env, env_id=env_id, max_turns=max_turns)
+            finally:
+                env.close()
+
+    def _episode(self, env: Any, *, env_id: str, max_turns: int) -> dict[str, Any]:
+        messages, metadata = env.init(copy.deepcopy(list(self.task["prompt"])))
         messages = list(messages)
         options = chat_options(metadata=metadata, parameters=self.model["parameters"])
-        verdict = None
-        executed = False
-        while self.turns < max_turns:
+        verdicts: list[Any] = []
+        done = False
+        while self.turns < max_turns and not done:
             turn = self.turns  # 0-based, as solver/turn-NNN
             self.turns += 1
-            reply = self._solve(messages, options, turn=turn)
-            messages.append({"role": "assistant", "content": reply})
-            self.events.write("verify_start", turn=turn)
+            response = self._solve(messages, options, turn=turn)
+            choice = response["choices"][0]
+            # The whole assistant message (tool calls included) joins the conversation and
+            # reaches the environment as rollout evidence; its text is the step's action.
+            assistant = choice.get("message") or {"role": "assistant", "content": ""}
+            action = assistant.get("content") or ""
+            messages.append(assistant)
+            self._publish_evidence(env, messages=messages, action=action, response=response)
+            self.events.write("verify_start", turn=turn, action=action, assistant_message=assistant)
             with captured_output(
                 stdout=self.execution_dir / "verifier.stdout",
                 stderr=self.execution_dir / "verifier.stderr",
             ):
-                step = env.step(reply)
-            executed = True
+                step = env.step(action)
+            verdict = self.contract.from_step(step)
+            verdicts.append(verdict)
+            done = bool(step.get("done"))
             self.events.write(
                 "verify_end",
                 turn=turn,
                 reward=step.get("reward"),
-                done=bool(step.get("done")),
+                done=done,
                 metadata=step.get("metadata"),
+                verification=plain_verification(verdict),
             )
-            if step.get("done"):
-                verdict = step
-                break
-            messages.extend(step.get("observations") or [])
-        env.close()
-        done = verdict is not None
+            if not done:
+                if "reset_conversation" in step:
+                    messages = copy.deepcopy(list(step["reset_conversation"]))
+                else:
+                    messages = messages + list(step.get("observations") or [])
         write_json(
             self.execution_dir / "solver-trace.json",
-            {"messages": messages, "turns": self.turns, "done": done},
+            {"messages": plain(messages), "turns": self.turns, "done": done},
         )
         return {
-            "verification": self._verification(env_id, verdict, max_turns),
-            "verifier_executed": executed,
+            "verification": self._verification(
+                env_id=env_id, verdicts=verdicts, done=done, max_turns=max_turns
+            ),
+            "verifier_executed": bool(verdicts),
             "done": done,
             "turns": self.turns,
             "finish_reasons": self.finish_reasons,
             "stop_reason": self.stop_reason,
+            "verification_contract": self.contract.name,
         }
+
+    def _publish_evidence(
+        self, env: Any, *, messages: list[Any], action: str, response: dict[str, Any]
+    ) -> None:
+        """MarinSkyRL's rollout evidence for environments that read it (learned verifiers,
+        GenRM, tool-call graders): the turn's messages, text, stop reason and token count."""
+        publish = getattr(env, "set_rollout_evidence", None)
+        if publish is None:
+            return
+        choice = response["choices"][0]
+        usage = response.get("usage") or {}
+        publish(
+            self.contract.evidence(
+                messages=tuple(copy.deepcopy(messages)),
+                response=action,
+                stop_reason=choice.get("finish_reason") or "unknown",
+                generated_token_count=usage.get("completion_tokens"),
+                metadata={"assistant_message": copy.deepcopy(choice.get("message") or {})},
+            )
+        )
 
     @property
     def stop_reason(self) -> str | None:
         """The last solver turn's finish_reason, None before any answer."""
         return self.finish_reasons[-1] if self.finish_reasons else None
 
-    def _solve(self, messages: list[dict[str, Any]], options: dict[str, Any], *, turn: int) -> str:
+    def _solve(
+        self, messages: list[dict[str, Any]], options: dict[str, Any], *, turn: int
+    ) -> dict[str, Any]:
         body = {
-            **self.model["parameters"],
             **options,
+            **self.model["parameters"],
             "model": self.model["name"],
-            "messages": messages,
+            "messages": plain(messages),
             "stream": False,
             "n": 1,
         }
@@ -134,35 +184,26 @@ class Attempt:
         if len(choices) != 1:
             raise RuntimeError("Solver response must contain exactly one choice")
         self.finish_reasons.append(choices[0].get("finish_reason"))
-        return (choices[0].get("message") or {}).get("content") or ""
+        return response
 
-    @staticmethod
-    def _verification(env_id: str, verdict: Any, max_turns: int) -> dict[str, Any]:
+    def _verification(
+        self, *, env_id: str, verdicts: list[Any], done: bool, max_turns: int
+    ) -> dict[str, Any]:
         if env_id in PLACEHOLDER_ENVIRONMENTS:
-            return _unavailable(
+            return unavailable(
                 f"The {env_id} environment gives a placeholder reward, not a native task verifier"
             )
-        if verdict is None:
-            return _unavailable(f"Turn cap of {max_turns} reached without a terminal verdict")
-        metadata = verdict.get("metadata") or {}
-        if isinstance(metadata, dict) and metadata.get("cohort_reward_pending"):
-            return _unavailable("The verdict's reward is pending its cohort")
-        reward = verdict.get("reward")
-        score = float(reward)
-        if not math.isfinite(score):
-            raise ValueError(f"Native reward is not finite: {reward!r}")
-        return {
-            "status": "verified",
-            "score": score,
-            "passed": score >= 1.0,
-            "reason": f"Native verifier reward {score:g}",
-            "diagnostics": {"native_reward": reward, "metadata": _plain(metadata)},
-        }
+        if not done:
+            return unavailable(f"Turn cap of {max_turns} reached without a terminal verdict")
+        plain_verdicts = [plain_verification(verdict) for verdict in verdicts]
+        if any(_cohort_pending(verdict) for verdict in plain_verdicts):
+            return unavailable("The verdict's reward is pending its cohort")
+        return plain_verification(self.contract.fold(verdicts))
 
 
-def _unavailable(reason: str) -> dict[str, Any]:
-    return {"status": "unavailable", "score": None, "passed": None, "reason": reason,
-            "diagnostics": {}}  # fmt: skip
+def _cohort_pending(verdict: dict[str, Any]) -> bool:
+    diagnostics = verdict.get("diagnostics")
+    return isinstance(diagnostics, dict) and bool(diagnostics.get("cohort_reward_pending"))
 
 
 def _config_object(env_config: dict[str, Any]) -> Any:
@@ -172,10 +213,6 @@ def _config_object(env_config: dict[str, Any]) -> Any:
     except ImportError:
         return env_config
     return OmegaConf.create(env_config)
-
-
-def _plain(value: Any) -> Any:
-    return json.loads(json.dumps(value, default=str))
 
 
 def main(input_path: str, execution_dir: str) -> int:
@@ -188,6 +225,10 @@ def main(input_path: str, execution_dir: str) -> int:
     capture.start()
     try:
         outcome = attempt.run()
+    except SolverUnavailable as exc:
+        # No finished attempt: the launcher leaves the task unfinished and resume retries it.
+        capture.stop()
+        return solver_unavailable_exit(events=events, execution_dir=directory, exc=exc)
     except Exception as exc:
         capture.stop()
         outcome = error_outcome(events=events, exc=exc, turns=attempt.turns)

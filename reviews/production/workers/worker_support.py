@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import hashlib
+import http.client
 import importlib
 import importlib.metadata
 import json
@@ -35,6 +36,8 @@ CAPTURED_PREFIXES = (
 CAPTURED_NAMES = ("verifyit",)
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})
+RELAYED_HEADERS = frozenset({"authorization", "content-type", "accept"})
+RELAY_TIMEOUT = 600.0
 CO_OPTIMIZED = 0x1  # set on function code objects only (inspect.CO_OPTIMIZED)
 # Third-party libraries the Gym library imports. They are not native code and are never captured;
 # importing them before the profile hook is installed spares the hook their thousands of calls.
@@ -171,6 +174,16 @@ def captured_output(*, stdout: Path, stderr: Path):
             os.close(saved[1])
 
 
+SOLVER_UNAVAILABLE_EXIT = 75  # EX_TEMPFAIL: the attempt did not happen; try again later
+SOLVER_UNAVAILABLE_FILE = "solver-unavailable.json"
+
+
+class SolverUnavailable(Exception):
+    """The solver endpoint could not be reached (refused, reset, timed out) or kept failing with
+    a retryable status: no finished attempt exists, so the worker exits with
+    ``SOLVER_UNAVAILABLE_EXIT`` and writes no ``attempt.json``."""
+
+
 def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Path) -> dict:
     """One solver call, saved as ``request.json`` and ``response.json`` (no auth header)."""
     write_json(turn_dir / "request.json", body)
@@ -192,14 +205,110 @@ def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Pa
         except urllib.error.HTTPError as exc:
             text = exc.read().decode("utf-8", "replace")
             (turn_dir / "http-error.txt").write_text(f"HTTP {exc.code}\n{text}\n", "utf-8")
-            if exc.code not in RETRIED_STATUSES or attempt + 1 == attempts:
+            if exc.code not in RETRIED_STATUSES:
                 raise RuntimeError(f"Solver call failed with HTTP {exc.code}") from None
-        except (TimeoutError, urllib.error.URLError) as exc:
-            (turn_dir / "http-error.txt").write_text(f"{exc}\n", "utf-8")
             if attempt + 1 == attempts:
-                raise RuntimeError(f"Solver call failed: {exc}") from None
+                raise SolverUnavailable(
+                    f"HTTP {exc.code} after {attempts} tries at {url}"
+                ) from None
+        except (OSError, http.client.HTTPException) as exc:
+            # URLError, refused or reset connections, timeouts, a truncated answer: transport.
+            reason = getattr(exc, "reason", exc)
+            (turn_dir / "http-error.txt").write_text(f"{reason}\n", "utf-8")
+            if attempt + 1 == attempts:
+                raise SolverUnavailable(f"{reason} after {attempts} tries at {url}") from None
         time.sleep(min(backoff * (2**attempt), 30.0))
     raise RuntimeError("Solver call failed")  # pragma: no cover - the loop always returns or raises
+
+
+def solver_unavailable_exit(*, events: EventLog, execution_dir: Path, exc: BaseException) -> int:
+    """Record why no attempt happened and return the exit status the launcher recognises."""
+    events.write("solver_unavailable", detail=str(exc))
+    write_json(execution_dir / SOLVER_UNAVAILABLE_FILE, {"reason": str(exc)})
+    return SOLVER_UNAVAILABLE_EXIT
+
+
+class CriticRecorder:
+    """Saves a learned verifier's critic calls as ``verifier/critic/call-NNN/{request,response}
+    .json`` (§13, difficulty §6).
+
+    MarinSkyRL's learned verifiers reach their critic model through the OpenAI-compatible
+    ``base_url`` of each ``judges.<name>`` entry of the environment's config. For the attempt,
+    each such ``base_url`` is pointed at a local forwarder that relays every call unchanged to the
+    configured endpoint and keeps the request and response bodies, numbered in arrival order
+    from ``call-000`` (the authorization header is relayed, never saved). Environments without
+    judges are left as they are.
+    """
+
+    def __init__(self, *, env_config: Any, folder: Path) -> None:
+        self.folder = folder
+        self.upstreams: list[str] = []
+        self._config = env_config
+        self._server: Any = None
+        self._count = 0
+        self._lock = threading.Lock()
+
+    def __enter__(self) -> CriticRecorder:
+        judges = self._config.get("judges") if isinstance(self._config, dict) else None
+        entries = [
+            entry
+            for entry in (judges.values() if isinstance(judges, dict) else [])
+            if isinstance(entry, dict) and isinstance(entry.get("base_url"), str)
+        ]
+        if not entries:
+            return self
+        self._server = _forwarder(self)
+        port = self._server.server_address[1]
+        for entry in entries:
+            self.upstreams.append(entry["base_url"].rstrip("/"))
+            entry["base_url"] = f"http://127.0.0.1:{port}/{len(self.upstreams) - 1}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+
+    def next_call(self) -> Path:
+        with self._lock:
+            number, self._count = self._count, self._count + 1
+        return self.folder / f"call-{number:03d}"
+
+
+def _forwarder(recorder: CriticRecorder) -> Any:
+    import http.server
+
+    class Relay(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:
+            index, _, rest = self.path.lstrip("/").partition("/")
+            upstream = f"{recorder.upstreams[int(index)]}/{rest}"
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            call = recorder.next_call()
+            call.mkdir(parents=True, exist_ok=True)
+            (call / "request.json").write_bytes(body)
+            headers = {k: v for k, v in self.headers.items() if k.lower() in RELAYED_HEADERS}
+            request = urllib.request.Request(upstream, data=body, headers=headers, method="POST")
+            try:
+                with urllib.request.urlopen(request, timeout=RELAY_TIMEOUT) as answer:
+                    status, raw = answer.status, answer.read()
+                (call / "response.json").write_bytes(raw)
+            except urllib.error.HTTPError as exc:
+                status, raw = exc.code, exc.read()
+                (call / "http-error.txt").write_bytes(f"HTTP {status}\n".encode() + raw)
+            except OSError as exc:
+                (call / "http-error.txt").write_text(f"{exc}\n", "utf-8")
+                status, raw = 502, json.dumps({"error": str(exc)}).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(raw)))
+            self.end_headers()
+            self.wfile.write(raw)
+
+        def log_message(self, *_args: Any) -> None:
+            pass  # the saved calls are the record; stderr stays the worker's own
+
+    return http.server.ThreadingHTTPServer(("127.0.0.1", 0), Relay)
 
 
 def error_outcome(*, events: EventLog, exc: BaseException, turns: int) -> dict[str, Any]:
