@@ -344,3 +344,13 @@ def test_a_refused_connection_is_no_finished_attempt(tmp_path, write_config, mod
     config.write_text(json.dumps(data))
     message = review_fails("--config", str(config), "--n", "1", "--output", str(tmp_path / "r"))
     assert "Connection refused" in message and "Resume retries" in message
+
+
+def test_an_echoed_key_is_redacted_in_every_form(workers):
+    _, _, support = workers
+    key = 'sk-a/b c"d'
+    text = f"as is {key}, JSON {json.dumps(key)[1:-1]}, URL {'sk-a%2Fb%20c%22d'}."
+    assert support.redact(text, secrets=[key]) == (
+        "as is [REDACTED], JSON [REDACTED], URL [REDACTED]."
+    )
+    assert support.redact(text, secrets=[]) == text

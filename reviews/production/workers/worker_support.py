@@ -22,6 +22,7 @@ import threading
 import time
 import traceback
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -184,13 +185,27 @@ class SolverUnavailable(Exception):
     ``SOLVER_UNAVAILABLE_EXIT`` and writes no ``attempt.json``."""
 
 
+REDACTED = "[REDACTED]"
+
+
+def redact(text: str, *, secrets: list[str]) -> str:
+    """``text`` with every secret replaced, as it is, JSON-escaped and percent-encoded: an
+    endpoint that echoes the key must not get it written into the run."""
+    for secret in secrets:
+        for form in {secret, json.dumps(secret)[1:-1], urllib.parse.quote(secret, safe="")}:
+            text = text.replace(form, REDACTED)
+    return text
+
+
 def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Path) -> dict:
-    """One solver call, saved as ``request.json`` and ``response.json`` (no auth header)."""
+    """One solver call, saved as ``request.json`` and ``response.json`` (no auth header; the key
+    redacted from whatever the endpoint answers)."""
     write_json(turn_dir / "request.json", body)
     headers = {"Content-Type": "application/json"}
     key_env = model.get("api_key_env")
-    if key_env and os.environ.get(key_env):
-        headers["Authorization"] = f"Bearer {os.environ[key_env]}"
+    secrets = [os.environ[key_env]] if key_env and os.environ.get(key_env) else []
+    if secrets:
+        headers["Authorization"] = f"Bearer {secrets[0]}"
     url = f"{model['base_url'].rstrip('/')}/chat/completions"
     attempts = int(model.get("max_retries", 4)) + 1
     backoff = float(model.get("retry_backoff_seconds", 1.0))
@@ -199,11 +214,11 @@ def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Pa
         request = urllib.request.Request(url, data=data, headers=headers, method="POST")
         try:
             with urllib.request.urlopen(request, timeout=float(model["timeout"])) as answer:
-                raw = answer.read().decode("utf-8")
+                raw = redact(answer.read().decode("utf-8"), secrets=secrets)
             (turn_dir / "response.json").write_text(raw, encoding="utf-8")
             return json.loads(raw)
         except urllib.error.HTTPError as exc:
-            text = exc.read().decode("utf-8", "replace")
+            text = redact(exc.read().decode("utf-8", "replace"), secrets=secrets)
             (turn_dir / "http-error.txt").write_text(f"HTTP {exc.code}\n{text}\n", "utf-8")
             if exc.code not in RETRIED_STATUSES:
                 raise RuntimeError(f"Solver call failed with HTTP {exc.code}") from None
@@ -213,7 +228,7 @@ def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Pa
                 ) from None
         except (OSError, http.client.HTTPException) as exc:
             # URLError, refused or reset connections, timeouts, a truncated answer: transport.
-            reason = getattr(exc, "reason", exc)
+            reason = redact(str(getattr(exc, "reason", exc)), secrets=secrets)
             (turn_dir / "http-error.txt").write_text(f"{reason}\n", "utf-8")
             if attempt + 1 == attempts:
                 raise SolverUnavailable(f"{reason} after {attempts} tries at {url}") from None
@@ -288,14 +303,20 @@ def _forwarder(recorder: CriticRecorder) -> Any:
             call.mkdir(parents=True, exist_ok=True)
             (call / "request.json").write_bytes(body)
             headers = {k: v for k, v in self.headers.items() if k.lower() in RELAYED_HEADERS}
+            bearer = headers.get("Authorization", "").removeprefix("Bearer ").strip()
+            secrets = [bearer] if bearer else []
+
+            def kept(raw: bytes) -> bytes:
+                return redact(raw.decode("utf-8", "replace"), secrets=secrets).encode("utf-8")
+
             request = urllib.request.Request(upstream, data=body, headers=headers, method="POST")
             try:
                 with urllib.request.urlopen(request, timeout=RELAY_TIMEOUT) as answer:
                     status, raw = answer.status, answer.read()
-                (call / "response.json").write_bytes(raw)
+                (call / "response.json").write_bytes(kept(raw))
             except urllib.error.HTTPError as exc:
                 status, raw = exc.code, exc.read()
-                (call / "http-error.txt").write_bytes(f"HTTP {status}\n".encode() + raw)
+                (call / "http-error.txt").write_bytes(f"HTTP {status}\n".encode() + kept(raw))
             except OSError as exc:
                 (call / "http-error.txt").write_text(f"{exc}\n", "utf-8")
                 status, raw = 502, json.dumps({"error": str(exc)}).encode()
