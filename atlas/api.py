@@ -29,7 +29,13 @@ from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.authentication import LockingTokenAuthentication
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.display_state import CURATED_FIELDS, shown
-from atlas.filters import DIFFICULTY_CHOICES, SORT_CHOICES, SourceFilterSet
+from atlas.filters import (
+    DIFFICULTY_CHOICES,
+    DIFFICULTY_STATUS_CHOICES,
+    SORT_CHOICES,
+    SORT_KEYS,
+    SourceFilterSet,
+)
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
@@ -94,7 +100,9 @@ class SourceRowSerializer(serializers.Serializer):
     url = serializers.URLField(help_text="This row in the API.")
     source_page_url = serializers.URLField(help_text="The source's page.")
     review_page_url = serializers.URLField(
-        allow_null=True, help_text="The page of the review the quality comes from."
+        allow_null=True,
+        help_text="The review of this row: the page of the published review its quality comes "
+        "from (`review_id`); null when it has none.",
     )
     name = serializers.CharField(allow_null=True)
     display_name = serializers.CharField()
@@ -125,7 +133,11 @@ class SourceRowSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=SourceStatus.values)
     pipeline = serializers.JSONField(allow_null=True)
     review_url = serializers.CharField(
-        allow_null=True, help_text="Evidence of the authored assessment in the definition."
+        allow_null=True,
+        help_text="Not the review of this row (that is `review_page_url`): the evidence link an "
+        "authored assessment in the source's definition names (`review.evidence_url`), kept as "
+        "the catalog artifact has it; null when the definition names none, as for every "
+        "packaged source.",
     )
     quality = serializers.ChoiceField(
         choices=Quality.values, allow_null=True, help_text="Effective quality."
@@ -137,12 +149,16 @@ class SourceRowSerializer(serializers.Serializer):
         help_text="The current review is a labelled example, not a real judgment."
     )
     difficulty = serializers.CharField(
-        allow_null=True, help_text="Difficulty text: each arm under its own status."
+        allow_null=True,
+        help_text="Difficulty text, each arm under its own status (not a filter value: filter "
+        "with `?difficulty_status=` or `?difficulty=`; the numbers are the "
+        "`difficulty_<role>_*` columns).",
     )
     difficulty_status = serializers.ChoiceField(
         choices=MeasurementStatus.values,
         allow_null=True,
-        help_text="Status of the difficulty summary; filter with `?difficulty=`.",
+        help_text="Status of the difficulty summary; filter with the same value: "
+        "`?difficulty_status=historical` (`unknown` for null).",
     )
     difficulty_small_solved = _solved("small")
     difficulty_small_verified = _verified("small")
@@ -334,6 +350,8 @@ class StrictQueryMixin:
             )
 
 
+# What a boolean query parameter takes, everywhere.
+BOOLEAN_VALUES = ["true", "false", "1", "0"]
 LIST_PARAMETERS = (*SourceFilterSet.base_filters, "page", "page_size", "format")
 
 
@@ -366,11 +384,17 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         summary="List active sources",
         description=(
             "The catalog page's filters, search and ordering. Filter values are the values rows "
-            "return (`?type=RLVR`, `?quality=some_issues`, `?difficulty=current`), matched "
-            "without regard to case; `unknown` selects an empty type, interaction or family, or "
-            "a null quality. Unknown parameters answer 400 naming them. `?format=csv` answers "
+            "return (`?type=RLVR`, `?quality=some_issues`, `?difficulty_status=current`), "
+            "matched without regard to case; `unknown` selects an empty type, interaction or "
+            "family, or a null quality or difficulty status. Boolean parameters take `true`/"
+            "`false` as well as `1`/`0`. Unknown parameters, and values a parameter does not "
+            "take, answer 400 naming the parameter (a refused value's message lists the valid "
+            "ones, e.g. the sort keys); a `page` past the last answers 404. Each row carries the "
+            "solve rates of its difficulty summary as numbers "
+            "(`difficulty_<small|large|hosted>_<solved|verified|rate>`). `?format=csv` answers "
             "the same rows as CSV with the JSON field names as header (all matching rows, or one "
-            "page when `page` or `page_size` is given)."
+            "page when `page` or `page_size` is given); lists of strings are comma-joined, "
+            "objects JSON text, booleans `true`/`false`, null empty."
         ),
         parameters=[
             OpenApiParameter(
@@ -380,22 +404,36 @@ class SourceListView(StrictQueryMixin, ListAPIView):
             OpenApiParameter("type", str, enum=[*SourceType.values, "unknown"]),
             OpenApiParameter("turns", str, enum=[*Turns.values, "unknown"]),
             OpenApiParameter("family", str, description="A family, or `unknown`."),
-            OpenApiParameter("benchmark", str, enum=["true", "false"]),
+            OpenApiParameter(
+                "benchmark", str, enum=BOOLEAN_VALUES, description="The `is_benchmark` value."
+            ),
             OpenApiParameter("quality", str, enum=[*Quality.values, "unknown"]),
             OpenApiParameter(
                 "difficulty",
                 str,
                 enum=[value for value, _ in DIFFICULTY_CHOICES],
-                description="`current`, `historical`, `invalid` (the row's difficulty_status), "
-                "`unmeasured`, or a range of the current Large model's solve rate.",
+                description="The catalog page's Difficulty filter (not the row's `difficulty` "
+                "text): `current`, `historical`, `invalid` (as `difficulty_status`), `unmeasured` "
+                "(no current measurement), or a range of the current Large model's solve rate in "
+                "percent (`difficulty_large_rate` × 100).",
             ),
-            OpenApiParameter("show_bad", str, enum=["1"], description="Include Bad rows."),
-            OpenApiParameter("show_excluded", str, enum=["1"], description="Include Excluded."),
+            OpenApiParameter(
+                "difficulty_status",
+                str,
+                enum=[value for value, _ in DIFFICULTY_STATUS_CHOICES],
+                description="The row's `difficulty_status`; `unknown` for null (no summary).",
+            ),
+            OpenApiParameter("show_bad", str, enum=BOOLEAN_VALUES, description="Include Bad rows."),
+            OpenApiParameter(
+                "show_excluded", str, enum=BOOLEAN_VALUES, description="Include Excluded rows."
+            ),
             OpenApiParameter(
                 "sort",
                 str,
                 enum=[value for value, _ in SORT_CHOICES],
-                description="Sort key; `-` prefix for descending.",
+                description="Sort key, `-` prefix for descending: "
+                + ", ".join(SORT_KEYS)
+                + ". Another value answers 400 listing them.",
             ),
             OpenApiParameter("format", str, enum=["json", "csv"]),
         ],
@@ -507,13 +545,14 @@ class RefreshListView(APIView):
         )
 
 
-def _flag(request: Request, name: str, *, true: tuple[str, ...], false: tuple[str, ...]) -> bool:
+def _flag(request: Request, name: str) -> bool:
+    """A boolean query parameter: true/false or 1/0 (absent is false)."""
     raw = request.query_params.get(name, "").strip().lower()
-    if raw in true:
+    if raw in ("true", "1"):
         return True
-    if raw in false:
+    if raw in ("", "false", "0"):
         return False
-    raise ValidationError({name: [f"Expected one of: {', '.join(true + false[1:])}."]})
+    raise ValidationError({name: [f"Expected one of: {', '.join(BOOLEAN_VALUES)}."]})
 
 
 class RefreshView(APIView):
@@ -523,11 +562,11 @@ class RefreshView(APIView):
         summary="Synchronise the catalog with its artifact (curators)",
         request=None,
         parameters=[
-            OpenApiParameter("force", str, enum=["true", "false"], description="Rewrite all."),
+            OpenApiParameter("force", str, enum=BOOLEAN_VALUES, description="Rewrite all."),
             OpenApiParameter(
                 "background",
                 str,
-                enum=["1"],
+                enum=BOOLEAN_VALUES,
                 description="Page-open sync as a background task (browser sessions, not forced).",
             ),
         ],
@@ -539,8 +578,8 @@ class RefreshView(APIView):
         },
     )
     def post(self, request: Request) -> Response:
-        force = _flag(request, "force", true=("true",), false=("", "false"))
-        background = _flag(request, "background", true=("1",), false=("", "0"))
+        force = _flag(request, "force")
+        background = _flag(request, "background")
         by_token = isinstance(request.successful_authenticator, LockingTokenAuthentication)
         if by_token:
             # Scripts get the result (or the busy object) in the response.

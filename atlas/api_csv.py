@@ -21,8 +21,8 @@ ROWS_PER_WRITE = 500
 FILENAME_PART = re.compile(r"[^A-Za-z0-9._-]+")
 # The filters a download name mentions, in this order (the sort and paging never change rows).
 NAMED_FILTERS = (
-    "origin", "type", "turns", "family", "benchmark", "quality", "difficulty", "q", "show_bad",
-    "show_excluded",
+    "origin", "type", "turns", "family", "benchmark", "quality", "difficulty", "difficulty_status",
+    "q", "show_bad", "show_excluded",
 )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from atlas.contributions import catalog_cells
 from atlas.filters import (
     BENCHMARK_CHOICES,
     DIFFICULTY_CHOICES,
+    DIFFICULTY_STATUS_CHOICES,
     FAMILY_UNKNOWN_LABEL,
     QUALITY_CHOICES,
     TURNS_CHOICES,
@@ -52,7 +53,8 @@ PAGE_SIZES = (25, 50, 100, 200, 500)
 PAGE_PARAMETERS = ("page", "page_size", "source")
 TITLE = "RL Data Atlas"
 FILTER_KEYS = (
-    "type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad", "show_excluded",
+    "type", "turns", "family", "benchmark", "quality", "difficulty", "difficulty_status",
+    "show_bad", "show_excluded",
 )  # fmt: skip
 
 
@@ -185,6 +187,9 @@ def page_title(*, query: CatalogQuery, selects: list[dict], window: PageWindow) 
     if query.get("origin"):
         parts.append(query.get("origin"))
     parts += [f"{select['label']}: {select['chosen']}" for select in selects if select["chosen"]]
+    if query.get("difficulty_status"):
+        status = dict(DIFFICULTY_STATUS_CHOICES).get(query.get("difficulty_status"))
+        parts.append(f"Difficulty status: {status}")
     if query.get("show_bad") and query.get("quality") != "bad":
         parts.append("Bad quality shown")
     if query.get("show_excluded"):

@@ -16,7 +16,7 @@ from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOr
 from atlas.models import Source
 from atlas.pagination import DEFAULT_PAGE_SIZE
 from atlas.selectors import CatalogVocabulary, active_sources, current_vocabulary
-from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
+from atlas.vocabularies import UNCLASSIFIED, MeasurementStatus, Quality, SourceType, Turns
 
 NATURAL_COLLATION = "atlas_natural"
 UNKNOWN = "unknown"
@@ -41,9 +41,22 @@ DIFFICULTY_CHOICES = (
     ("50-75", "Large model: >50–75% solved"),
     ("75-100", "Large model: >75–100% solved"),
 )
-# Older spellings still accepted, rewritten to the value responses return.
-ALIASES = {"difficulty": {"measured": "current"}}
-CASE_INSENSITIVE = ("type", "turns", "quality", "difficulty", "benchmark", "sort")
+# The values of the rows' `difficulty_status` field, and `unknown` for its null.
+DIFFICULTY_STATUS_CHOICES = (
+    *MeasurementStatus.choices,
+    (UNKNOWN, "No difficulty summary"),
+)
+# Older spellings still accepted, rewritten to the value responses return; a boolean parameter
+# takes true/false as well as 1/0 (a toggle's false is its absence).
+TOGGLES = ("show_bad", "show_excluded")
+ALIASES = {
+    "difficulty": {"measured": "current"},
+    "benchmark": {"1": "true", "0": "false"},
+    **{toggle: {"true": "1", "false": "", "0": ""} for toggle in TOGGLES},
+}
+CASE_INSENSITIVE = (
+    "type", "turns", "quality", "difficulty", "difficulty_status", "benchmark", *TOGGLES, "sort",
+)  # fmt: skip
 # Half-open percent ranges (low, high]; the first range also includes 0.
 DIFFICULTY_RANGES = {"0-25": (0, 25), "25-50": (25, 50), "50-75": (50, 75), "75-100": (75, 100)}
 TOGGLE_CHOICES = (("1", "on"),)
@@ -56,6 +69,31 @@ SORT_CHOICES = tuple((key, key) for key in SORT_KEYS) + tuple(
     (f"-{key}", f"-{key}") for key in SORT_KEYS
 )
 FAMILY_UNKNOWN_LABEL = "Unknown / unclassified"
+
+
+def invalid_choice_message(*, values, note: str = "") -> str:
+    """A refusal that lists the values a filter takes, so a script learns them from the 400."""
+    # The message is %-formatted with the refused value; a listed value keeps its own "%".
+    valid = ", ".join(str(value) for value in values).replace("%", "%%") or "none in this catalog"
+    return f"“%(value)s” is not a valid value. Valid: {valid}.{note}"
+
+
+def choice_filter(
+    *,
+    choices,
+    method: str,
+    label: str | None = None,
+    listed: tuple[str, ...] | None = None,
+    note: str = "",
+) -> django_filters.ChoiceFilter:
+    """A choice filter whose refusal lists ``listed``, else every choice."""
+    values = listed if listed is not None else [value for value, _ in choices if value]
+    return django_filters.ChoiceFilter(
+        choices=choices,
+        method=method,
+        label=label,
+        error_messages={"invalid_choice": invalid_choice_message(values=values, note=note)},
+    )
 
 
 def _text_key(field: str):
@@ -135,20 +173,26 @@ class SourceFilterSet(django_filters.FilterSet):
 
     q = django_filters.CharFilter(method="filter_search", label="Search")
     # The choices of these two are the vocabulary's, set on each filter set's form (__init__).
-    origin = django_filters.ChoiceFilter(
-        choices=(), method="filter_origin", label="Catalog (origin name)"
+    origin = choice_filter(choices=(), method="filter_origin", label="Catalog (origin name)")
+    type = choice_filter(choices=TYPE_CHOICES, method="filter_type")
+    turns = choice_filter(choices=TURNS_CHOICES, method="filter_turns")
+    family = choice_filter(choices=(), method="filter_family", label="Family, or unknown")
+    benchmark = choice_filter(choices=BENCHMARK_CHOICES, method="filter_benchmark")
+    quality = choice_filter(choices=QUALITY_CHOICES, method="filter_quality")
+    difficulty = choice_filter(choices=DIFFICULTY_CHOICES, method="filter_difficulty")
+    difficulty_status = choice_filter(
+        choices=DIFFICULTY_STATUS_CHOICES, method="filter_difficulty_status"
     )
-    type = django_filters.ChoiceFilter(choices=TYPE_CHOICES, method="filter_type")
-    turns = django_filters.ChoiceFilter(choices=TURNS_CHOICES, method="filter_turns")
-    family = django_filters.ChoiceFilter(
-        choices=(), method="filter_family", label="Family, or unknown"
+    show_bad = choice_filter(choices=TOGGLE_CHOICES, method="keep", note=" Also true, false, 0.")
+    show_excluded = choice_filter(
+        choices=TOGGLE_CHOICES, method="keep", note=" Also true, false, 0."
     )
-    benchmark = django_filters.ChoiceFilter(choices=BENCHMARK_CHOICES, method="filter_benchmark")
-    quality = django_filters.ChoiceFilter(choices=QUALITY_CHOICES, method="filter_quality")
-    difficulty = django_filters.ChoiceFilter(choices=DIFFICULTY_CHOICES, method="filter_difficulty")
-    show_bad = django_filters.ChoiceFilter(choices=TOGGLE_CHOICES, method="keep")
-    show_excluded = django_filters.ChoiceFilter(choices=TOGGLE_CHOICES, method="keep")
-    sort = django_filters.ChoiceFilter(choices=SORT_CHOICES, method="keep")
+    sort = choice_filter(
+        choices=SORT_CHOICES,
+        method="keep",
+        listed=SORT_KEYS,
+        note=" A - prefix sorts descending (-rows).",
+    )
 
     class Meta:
         model = Source
@@ -181,9 +225,14 @@ class SourceFilterSet(django_filters.FilterSet):
         if known and known.has_unknown_family:
             families.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
         origins = [(name, name) for name in known.origin_names] if known else []
-        # The form's fields are its own copies (Django forms copy their declared fields).
-        self.form.fields["origin"].choices = origins
-        self.form.fields["family"].choices = families
+        # The form's fields are its own copies (Django forms copy their declared fields, and
+        # their error messages).
+        for name, choices in (("origin", origins), ("family", families)):
+            field = self.form.fields[name]
+            field.choices = choices
+            field.error_messages["invalid_choice"] = invalid_choice_message(
+                values=[value for value, _ in choices]
+            )
 
     @property
     def vocabulary(self) -> CatalogVocabulary:
@@ -226,6 +275,13 @@ class SourceFilterSet(django_filters.FilterSet):
         self, queryset: QuerySet[Source], name: str, value: str
     ) -> QuerySet[Source]:
         return queryset.filter(_difficulty_q(value))
+
+    def filter_difficulty_status(
+        self, queryset: QuerySet[Source], name: str, value: str
+    ) -> QuerySet[Source]:
+        if value == UNKNOWN:
+            return queryset.filter(difficulty_status__isnull=True)
+        return queryset.filter(difficulty_status=value)
 
     # -- the whole view --------------------------------------------------------------------------
     @property
@@ -278,7 +334,9 @@ def normalized_query(data: Mapping[str, str]) -> dict[str, str]:
         "turns": {value.lower(): value for value, _ in TURNS_CHOICES},
         "quality": {value.lower(): value for value, _ in QUALITY_CHOICES},
         "difficulty": {value: value for value, _ in DIFFICULTY_CHOICES},
+        "difficulty_status": {value: value for value, _ in DIFFICULTY_STATUS_CHOICES},
         "benchmark": {value: value for value, _ in BENCHMARK_CHOICES},
+        **{toggle: {value: value for value, _ in TOGGLE_CHOICES} for toggle in TOGGLES},
         "sort": {value: value for value, _ in SORT_CHOICES},
     }
     result = {key: data.get(key, "") for key in data}
@@ -287,7 +345,10 @@ def normalized_query(data: Mapping[str, str]) -> dict[str, str]:
         if not raw:
             continue
         lowered = raw.lower()
-        lowered = ALIASES.get(key, {}).get(lowered, lowered)
+        aliases = ALIASES.get(key, {})
+        if lowered in aliases:
+            result[key] = aliases[lowered]
+            continue
         result[key] = canonical[key].get(lowered, raw)
     return result
 
@@ -311,8 +372,8 @@ class CatalogQuery:
     have equal URLs. Any change except the page resets the page."""
 
     ORDER = (
-        "q", "origin", "type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad",
-        "show_excluded", "sort",
+        "q", "origin", "type", "turns", "family", "benchmark", "quality", "difficulty",
+        "difficulty_status", "show_bad", "show_excluded", "sort",
     )  # fmt: skip
 
     def __init__(self, *, filterset: SourceFilterSet, page: int, page_size: int) -> None:

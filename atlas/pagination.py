@@ -1,5 +1,6 @@
-"""Paging of the catalog: 100 rows by default, page_size 25–500, and a page
-beyond the last shows the last page — on the page and in the sources API alike."""
+"""Paging of the catalog: 100 rows by default, page_size 25–500. A page beyond the last shows the
+last page on the catalog page (read leniently, with a note); the API answers it with 404, so a
+script that counts pages up stops there."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import QuerySet
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.pagination import BasePagination
 from rest_framework.response import Response
 from rest_framework.utils.urls import remove_query_param, replace_query_param
@@ -84,6 +85,12 @@ class CatalogPagination(BasePagination):
         number, size = strict_paging(request.query_params)
         self.count = len(queryset) if isinstance(queryset, Sequence) else queryset.count()
         self.window = page_window(matching=self.count, number=number, size=size)
+        if number > self.window.pages:
+            # An empty list still has its page 1 (count 0, no results).
+            raise NotFound(
+                f"Page {number} is past the last page ({self.window.pages}) of "
+                f"{self.count} rows at {size} per page."
+            )
         self.url = request.build_absolute_uri()
         start = self.window.offset
         return list(queryset[start : start + size])
@@ -122,7 +129,8 @@ class CatalogPagination(BasePagination):
                 "name": "page",
                 "required": False,
                 "in": "query",
-                "description": "Page number (a page beyond the last returns the last page).",
+                "description": "Page number from 1; a page past the last answers 404 (an empty "
+                "list has page 1).",
                 "schema": {"type": "integer", "minimum": 1},
             },
             {

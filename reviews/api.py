@@ -178,7 +178,7 @@ class ReviewDetailView(APIView):
         bundle = selectors.review_bundle(review_id=review_id)
         if bundle is None:
             return Response({"detail": "Review not found"}, status=404)
-        return Response(ReviewDetailSerializer(bundle).data)
+        return Response(ReviewDetailSerializer(bundle, context={"request": request}).data)
 
 
 class ReviewArtifactView(APIView):

@@ -7,7 +7,7 @@ from rest_framework import serializers
 
 from atlas.api import OpenVerifierIssueSerializer
 from reviews.archives import ArchiveRejected, archive_format
-from reviews.links import review_page_url
+from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.models import ReviewPublication, VerifierIssue
 
 
@@ -40,9 +40,27 @@ class PublicationAcceptedSerializer(serializers.Serializer):
 
 
 class ArtifactIndexSerializer(serializers.Serializer):
+    """One artifact of a review's index, with where to read it (the review is the root's)."""
+
     path = serializers.CharField()
     sha256 = serializers.CharField()
     size = serializers.IntegerField()
+    url = serializers.SerializerMethodField(help_text="The stored text (`text/plain`).")
+    page_url = serializers.SerializerMethodField(help_text="The artifact's page on the site.")
+
+    def get_url(self, entry) -> str:
+        return _absolute(self, artifact_api_url(self._review_id(), entry.path))
+
+    def get_page_url(self, entry) -> str:
+        return _absolute(self, artifact_page_url(self._review_id(), entry.path))
+
+    def _review_id(self) -> str:
+        return self.root.instance.review.id
+
+
+def _absolute(serializer: serializers.Serializer, path: str) -> str:
+    request = serializer.context.get("request")
+    return request.build_absolute_uri(path) if request is not None else path
 
 
 class SupplementalReviewSerializer(serializers.Serializer):

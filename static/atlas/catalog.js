@@ -13,7 +13,8 @@
   var LOADING_TEXT = "Loading the packaged task-curation catalog. Saved reviews remain available…";
   var LOADED_SUFFIX = "Packaged task-curation catalog loaded.";
   var PARAM_ORDER = ["q", "origin", "type", "turns", "family", "benchmark", "quality",
-    "difficulty", "show_bad", "show_excluded", "sort", "page", "page_size", "source"];
+    "difficulty", "difficulty_status", "show_bad", "show_excluded", "sort", "page", "page_size",
+    "source"];
   var DRAWER_LOADING = "Loading source details…";
 
   var body = document.body;
@@ -38,8 +39,8 @@
   var bannerFailed = false;
   var filterPanel = document.getElementById("filter-panel");
   var filterSummary = document.getElementById("filter-summary");
-  var FILTER_KEYS = ["type", "turns", "family", "benchmark", "quality", "difficulty", "show_bad",
-    "show_excluded"];
+  var FILTER_KEYS = ["type", "turns", "family", "benchmark", "quality", "difficulty",
+    "difficulty_status", "show_bad", "show_excluded"];
 
   document.documentElement.classList.add("js");
 

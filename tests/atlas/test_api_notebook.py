@@ -43,7 +43,8 @@ def catalog(write_catalog):
         ],
     )
     set_state("MarinSkyRL:measured", difficulty_status="current", difficulty_summary=SUMMARY,
-              difficulty_text=SUMMARY["text"], effective_quality="good")  # fmt: skip
+              difficulty_text=SUMMARY["text"], effective_quality="good", large_solved=3,
+              large_verified=4, large_solve_rate=0.75)  # fmt: skip
     historical = {
         "status": "historical",
         "models": [{"size": "large", "solved": 0, "verified": 0,
@@ -101,3 +102,101 @@ def test_the_schema_documents_the_solve_rate_columns(client):
         kind = "number" if name.endswith("_rate") else "integer"
         assert row[name]["type"] == kind and row[name].get("nullable") is True, name
         assert row[name]["description"], name
+
+
+def ids(response) -> list[str]:
+    assert response.status_code == 200, response.json()
+    return [row["id"] for row in response.json()["results"]]
+
+
+def test_difficulty_status_filters_by_the_values_the_field_returns(client, catalog):
+    assert ids(client.get("/api/sources/?difficulty_status=current")) == ["MarinSkyRL:measured"]
+    assert ids(client.get("/api/sources/?difficulty_status=Historical")) == ["MarinSkyRL:old"]
+    # `unknown` is the null status, as for the other filters.
+    assert ids(client.get("/api/sources/?difficulty_status=unknown")) == ["MarinSkyRL:none"]
+    # The page's Difficulty filter takes the same states (and the solve-rate ranges).
+    assert ids(client.get("/api/sources/?difficulty=historical")) == ["MarinSkyRL:old"]
+    assert ids(client.get("/api/sources/?difficulty=50-75")) == ["MarinSkyRL:measured"]
+    refused = client.get("/api/sources/?difficulty_status=measured")
+    assert refused.status_code == 400
+    assert refused.json() == {
+        "difficulty_status": [
+            "“measured” is not a valid value. Valid: current, historical, invalid, unknown."
+        ]
+    }
+    # The CSV twin and its download name follow the same filter.
+    response = client.get("/api/sources/?difficulty_status=historical&format=csv")
+    assert b"MarinSkyRL:old" in b"".join(response.streaming_content)
+    assert "difficulty_status-historical" in response["Content-Disposition"]
+
+
+def test_an_unknown_sort_lists_the_valid_keys(client, catalog):
+    from atlas.filters import SORT_KEYS
+
+    response = client.get("/api/sources/?sort=popularity")
+    assert response.status_code == 400
+    (message,) = response.json()["sort"]
+    assert message == (
+        "“popularity” is not a valid value. Valid: " + ", ".join(SORT_KEYS)
+        + ". A - prefix sorts descending (-rows)."
+    )  # fmt: skip
+    # The catalog's own vocabulary too.
+    assert client.get("/api/sources/?origin=Nowhere").json() == {
+        "origin": ["“Nowhere” is not a valid value. Valid: MarinSkyRL."]
+    }
+    assert ids(client.get("/api/sources/?sort=-name")) == [
+        "MarinSkyRL:old", "MarinSkyRL:none", "MarinSkyRL:measured",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("on", "off"), [("true", "false"), ("1", "0"), ("TRUE", "False")]
+)  # fmt: skip
+def test_boolean_parameters_take_true_false_and_1_0(client, catalog, on, off):
+    set_state("MarinSkyRL:none", effective_quality="bad")
+    set_state("MarinSkyRL:old", status="Excluded")
+    assert ids(client.get(f"/api/sources/?show_bad={on}")) == [
+        "MarinSkyRL:measured", "MarinSkyRL:none",
+    ]  # fmt: skip
+    assert ids(client.get(f"/api/sources/?show_bad={off}")) == ["MarinSkyRL:measured"]
+    assert "MarinSkyRL:old" in ids(client.get(f"/api/sources/?show_excluded={on}"))
+    assert "MarinSkyRL:old" not in ids(client.get(f"/api/sources/?show_excluded={off}"))
+    assert ids(client.get(f"/api/sources/?benchmark={off}")) == ["MarinSkyRL:measured"]
+    assert ids(client.get(f"/api/sources/?benchmark={on}")) == []
+
+
+def test_a_boolean_parameter_refuses_other_words(client, catalog):
+    response = client.get("/api/sources/?show_bad=yes")
+    assert response.status_code == 400
+    assert response.json()["show_bad"] == [
+        "“yes” is not a valid value. Valid: 1. Also true, false, 0."
+    ]
+
+
+def test_the_page_keeps_the_status_filter_and_reads_booleans_alike(client, catalog):
+    page = client.get("/?difficulty_status=historical&show_bad=true").content.decode()
+    assert '<input type="hidden" name="difficulty_status" value="historical">' in page
+    assert "Difficulty status: Historical" in page.split("<title>")[1].split("</title>")[0]
+    # A sort link keeps the filter, with the toggle in its one spelling.
+    assert "/?difficulty_status=historical&amp;show_bad=1&amp;sort=-name" in page
+
+
+def test_the_schema_says_what_each_parameter_takes(client):
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    operation = schema["paths"]["/api/sources/"]["get"]
+    parameters = {p["name"]: p for p in operation["parameters"]}
+    assert set(parameters["difficulty_status"]["schema"]["enum"]) == {
+        "current", "historical", "invalid", "unknown",
+    }  # fmt: skip
+    for name in ("show_bad", "show_excluded", "benchmark"):
+        assert set(parameters[name]["schema"]["enum"]) == {"true", "false", "1", "0"}, name
+    assert "400 listing them" in parameters["sort"]["description"]
+    assert "404" in parameters["page"]["description"]
+    assert "404" in operation["responses"]
+    assert "difficulty_<small|large|hosted>_<solved|verified|rate>" in operation["description"]
+    row = schema["components"]["schemas"]["SourceRow"]["properties"]
+    assert "?difficulty_status=" in row["difficulty_status"]["description"]
+    assert "review_page_url" in row["review_url"]["description"]
+    assert row["review_page_url"]["description"].startswith("The review of this row")
+    refresh = {p["name"]: p for p in schema["paths"]["/api/refresh/"]["post"]["parameters"]}
+    assert set(refresh["force"]["schema"]["enum"]) == {"true", "false", "1", "0"}

@@ -39,15 +39,23 @@ def test_list_uses_the_page_filters_and_ordering(client, catalog):
     }
 
 
-def test_page_beyond_the_last_returns_the_last(client, catalog):
-    body = client.get("/api/sources/?page=99&page_size=25").json()
-    assert len(body["results"]) == 6 and body["next"] is None
+def test_the_last_page_and_one_past_it(client, catalog):
+    last = client.get("/api/sources/?page=2&page_size=25").json()
+    assert len(last["results"]) == 6 and last["next"] is None
+    # A script counting pages up stops at a 404, never an endless repeat of the last page.
+    past = client.get("/api/sources/?page=3&page_size=25")
+    assert past.status_code == 404
+    assert past.json() == {"detail": "Page 3 is past the last page (2) of 31 rows at 25 per page."}
+    # An empty list still has its page 1.
+    empty = client.get("/api/sources/?q=nothing-matches").json()
+    assert empty["count"] == 0 and empty["results"] == []
+    assert client.get("/api/sources/?q=nothing-matches&page=2").status_code == 404
 
 
 @pytest.mark.parametrize(
     "query",
     ["type=rl", "turns=x", "origin=Elsewhere", "family=nope", "benchmark=yes", "quality=ok",
-     "difficulty=1-2", "show_bad=true", "show_excluded=2", "sort=-id", "page=0", "page=x",
+     "difficulty=1-2", "show_bad=yes", "show_excluded=2", "sort=-id", "page=0", "page=x",
      "page_size=10", "page_size=501"],
 )  # fmt: skip
 def test_invalid_values_answer_400_naming_the_parameter(client, catalog, query):

@@ -103,7 +103,7 @@ def test_zero_verified_never_matches_a_range(write_catalog):
 def test_unknown_values_are_errors_naming_the_parameter(catalog):
     for key, value in [("type", "x"), ("origin", "Nowhere"), ("family", "nope"), ("sort", "id"),
                        ("quality", "great"), ("difficulty", "10-20"), ("show_bad", "yes"),
-                       ("benchmark", "1")]:  # fmt: skip
+                       ("benchmark", "yes"), ("difficulty_status", "measured")]:  # fmt: skip
         filterset = SourceFilterSet({key: value})
         assert not filterset.is_valid()
         assert list(filterset.errors) == [key]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import quote
+
 import pytest
 
 from tests.reviews import factories as f
@@ -42,7 +44,18 @@ def test_review_detail(client, review):
     paths = [artifact["path"] for artifact in body["artifacts"]]
     assert paths == sorted(paths) and "quality-reviews.json" in paths
     first = body["artifacts"][0]
-    assert set(first) == {"path", "sha256", "size"}
+    assert set(first) == {"path", "sha256", "size", "url", "page_url"}
+    # Each artifact says where to read it: its stored text in the API and its page.
+    for artifact in body["artifacts"]:
+        quoted = quote(artifact["path"], safe="/~:@!$&'()*+,;=")
+        assert artifact["url"] == (
+            f"http://testserver/api/reviews/{review.id}/artifacts/{quoted}"
+        )  # fmt: skip
+        assert artifact["page_url"] == f"http://testserver/reviews/{review.id}/artifacts/{quoted}"
+    collection = next(a for a in body["artifacts"] if a["path"] == "quality-reviews.json")
+    text = client.get(collection["url"])
+    assert text.status_code == 200 and text["Content-Type"].startswith("text/plain")
+    assert client.get(collection["page_url"]).status_code == 200
     assert body["supplemental_reviews"] == [
         {"id": supplemental.id, "collection": supplemental.collection}
     ]
@@ -176,6 +189,8 @@ def test_openapi_schema_documents_the_review_reads(client):
     text = response.content.decode()
     assert "/api/reviews/{review_id}/artifacts/{path}" in text
     assert "ReviewDetail" in text
+    artifact = response.json()["components"]["schemas"]["ArtifactIndex"]["properties"]
+    assert {"url", "page_url"} <= set(artifact) and artifact["url"]["description"]
 
 
 def test_source_pool_lists_every_collection_newest_judgment_first(
