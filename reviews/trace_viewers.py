@@ -18,6 +18,8 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
+from atlas import json_values
+
 TRUNCATION_BYTES = 2 * 1024 * 1024
 TRUNCATION_NOTE = "Showing the first 2 MiB; download the original artifact for the rest."
 ALERT_KEYS = frozenset(
@@ -26,6 +28,10 @@ ALERT_KEYS = frozenset(
 )  # fmt: skip
 _ARRAY_INDEX = re.compile(r"^(0|[1-9][0-9]*)$")
 _JS_SAFE_INTEGER = 2**53
+# How deep the viewers nest containers, JSON embedded in strings included: a value nested deeper
+# (model text can hold any brackets) is shown as its text. Every accepted artifact renders, and the
+# renderers' recursion stays far from any limit.
+RENDER_DEPTH = json_values.MAX_DEPTH
 
 
 def el(tag: str, attrs: dict[str, str | None] | None = None, children: Sequence[str] = ()) -> str:
@@ -70,11 +76,15 @@ def _render_body(path: str, content: str) -> str:
     return el("pre", {"class": "tv-text"}, [text(content)])
 
 
-def _parse(raw: str) -> tuple[bool, Any]:
+def _parse(raw: str, *, room: int = RENDER_DEPTH) -> tuple[bool, Any]:
+    """The JSON value of ``raw`` if it is one nested within ``room`` levels (else it is text)."""
     try:
-        return True, _js_order(json.loads(raw, parse_constant=_reject_constant))
-    except ValueError:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, RecursionError):
         return False, None
+    if json_values.deeper_than(value, max_depth=max(room, 0)) is not None:
+        return False, None
+    return True, _js_order(value)
 
 
 def _reject_constant(name: str) -> Any:
@@ -144,7 +154,8 @@ def _none_recorded() -> str:
     return el("span", {"class": "tv-empty"}, ["None recorded"])
 
 
-def _render_value(value: Any) -> str:
+def _render_value(value: Any, depth: int = 0) -> str:
+    """``value`` drawn ``depth`` containers below the top of the viewer."""
     if value is None:
         return el("span", {"class": "tv-null"}, ["Not recorded"])
     if isinstance(value, bool):
@@ -152,24 +163,24 @@ def _render_value(value: Any) -> str:
     if isinstance(value, int | float):
         return el("span", {"class": "tv-number"}, [_number(value)])
     if isinstance(value, str):
-        return _render_string(value)
+        return _render_string(value, depth)
     if isinstance(value, list):
-        return _render_list(value)
-    return _render_object(value)
+        return _render_list(value, depth)
+    return _render_object(value, depth)
 
 
-def _render_string(value: str) -> str:
+def _render_string(value: str, depth: int) -> str:
     stripped = value.strip()
     if stripped[:1] in ("{", "["):
-        ok, parsed = _parse(stripped)
+        ok, parsed = _parse(stripped, room=RENDER_DEPTH - depth)
         if ok and isinstance(parsed, dict | list):
-            return _render_value(parsed)
+            return _render_value(parsed, depth)
     if "\n" in value:
         return el("pre", {"class": "tv-text"}, [text(value)])
     return el("span", {"class": "tv-string"}, [text(value)])
 
 
-def _render_list(items: list[Any]) -> str:
+def _render_list(items: list[Any], depth: int) -> str:
     if not items:
         return _none_recorded()
     if any(isinstance(item, dict | list) for item in items):
@@ -177,22 +188,27 @@ def _render_list(items: list[Any]) -> str:
             el(
                 "details",
                 {"class": "tv-entry"},
-                [el("summary", None, [text(_entry_label(item, i))]), _render_value(item)],
+                [
+                    el("summary", None, [text(_entry_label(item, i))]),
+                    _render_value(item, depth + 1),
+                ],
             )
             for i, item in enumerate(items, start=1)
         ]
         return el("div", {"class": "tv-entries"}, entries)
-    return el("ol", {"class": "tv-list"}, [el("li", None, [_render_value(item)]) for item in items])
+    entries = [el("li", None, [_render_value(item, depth + 1)]) for item in items]
+    return el("ol", {"class": "tv-list"}, entries)
 
 
-def _render_object(value: dict[str, Any]) -> str:
+def _render_object(value: dict[str, Any], depth: int) -> str:
     if not value:
         return _none_recorded()
     children = []
     for key, item in value.items():
         alert = key.lower() in ALERT_KEYS
         children.append(el("dt", {"class": "tv-key tv-alert" if alert else "tv-key"}, [text(key)]))
-        children.append(el("dd", {"class": "tv-alert" if alert else None}, [_render_value(item)]))
+        dd_class = "tv-alert" if alert else None
+        children.append(el("dd", {"class": dd_class}, [_render_value(item, depth + 1)]))
     return el("dl", {"class": "tv-object"}, children)
 
 

@@ -34,12 +34,29 @@
     return value !== null && typeof value === "object";
   }
 
-  function parse(raw) {
+  // RENDER_DEPTH of trace_viewers.py: a value nested deeper is shown as its text.
+  var RENDER_DEPTH = 32;
+
+  // atlas.json_values.deeper_than: whether a container at ``depth`` or below it, ``room`` levels
+  // or more down, holds anything.
+  function deeperThan(value, room, depth) {
+    if (!isContainer(value)) return false;
+    var children = Array.isArray(value) ? value : Object.keys(value).map(function (k) { return value[k]; });
+    if ((depth || 0) >= room) return children.length > 0;
+    return children.some(function (child) { return deeperThan(child, room, (depth || 0) + 1); });
+  }
+
+  function parse(raw, room) {
+    var value;
     try {
-      return { ok: true, value: JSON.parse(raw) };
+      value = JSON.parse(raw);
     } catch (error) {
       return { ok: false, value: null };
     }
+    if (deeperThan(value, Math.max(room === undefined ? RENDER_DEPTH : room, 0), 0)) {
+      return { ok: false, value: null };
+    }
+    return { ok: true, value: value };
   }
 
   function scalarText(value) {
@@ -68,47 +85,48 @@
     return el("span", { class: "tv-empty" }, ["None recorded"]);
   }
 
-  function renderValue(value) {
+  function renderValue(value, depth) {
+    depth = depth || 0;
     if (value === null || value === undefined) return el("span", { class: "tv-null" }, ["Not recorded"]);
     if (typeof value === "boolean") return el("span", { class: "tv-bool" }, [value ? "Yes" : "No"]);
     if (typeof value === "number") return el("span", { class: "tv-number" }, [String(value)]);
-    if (typeof value === "string") return renderString(value);
-    if (Array.isArray(value)) return renderList(value);
-    return renderObject(value);
+    if (typeof value === "string") return renderString(value, depth);
+    if (Array.isArray(value)) return renderList(value, depth);
+    return renderObject(value, depth);
   }
 
-  function renderString(value) {
+  function renderString(value, depth) {
     var stripped = value.trim();
     if (stripped.charAt(0) === "{" || stripped.charAt(0) === "[") {
-      var parsed = parse(stripped);
-      if (parsed.ok && isContainer(parsed.value)) return renderValue(parsed.value);
+      var parsed = parse(stripped, RENDER_DEPTH - depth);
+      if (parsed.ok && isContainer(parsed.value)) return renderValue(parsed.value, depth);
     }
     if (value.indexOf("\n") !== -1) return el("pre", { class: "tv-text" }, [value]);
     return el("span", { class: "tv-string" }, [value]);
   }
 
-  function renderList(items) {
+  function renderList(items, depth) {
     if (!items.length) return noneRecorded();
     if (items.some(isContainer)) {
       return el("div", { class: "tv-entries" }, items.map(function (item, i) {
         return el("details", { class: "tv-entry" }, [
-          el("summary", null, [entryLabel(item, i + 1)]), renderValue(item),
+          el("summary", null, [entryLabel(item, i + 1)]), renderValue(item, depth + 1),
         ]);
       }));
     }
     return el("ol", { class: "tv-list" }, items.map(function (item) {
-      return el("li", null, [renderValue(item)]);
+      return el("li", null, [renderValue(item, depth + 1)]);
     }));
   }
 
-  function renderObject(value) {
+  function renderObject(value, depth) {
     var keys = Object.keys(value);
     if (!keys.length) return noneRecorded();
     var children = [];
     keys.forEach(function (key) {
       var alert = ALERT_KEYS.indexOf(key.toLowerCase()) !== -1;
       children.push(el("dt", { class: alert ? "tv-key tv-alert" : "tv-key" }, [key]));
-      children.push(el("dd", { class: alert ? "tv-alert" : null }, [renderValue(value[key])]));
+      children.push(el("dd", { class: alert ? "tv-alert" : null }, [renderValue(value[key], depth + 1)]));
     });
     return el("dl", { class: "tv-object" }, children);
   }

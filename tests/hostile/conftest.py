@@ -12,6 +12,7 @@ from django.apps import apps
 
 # The browser tests of the corpus (test_*_browser.py) use the system Chromium's fixtures.
 from tests.browser.conftest import browser, page  # noqa: F401
+from tests.reviews import factories as f
 
 
 def fingerprint(*, skip: tuple[str, ...] = ()) -> dict[str, str]:
@@ -44,3 +45,30 @@ def tables():
             assert fingerprint(skip=self.skip) == self.snapshot
 
     return Tables()
+
+
+RESPONSE = "tasks/0000/execution-000/solver/turn-000/response.json"
+
+
+def brackets(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.fixture
+def hostile_review():
+    """A published review whose model text and files hold nesting and lines of every size."""
+    f.make_source("MarinSkyRL:example")
+    text = "Model said " + brackets(750) + " and " + "{" * 2000 + " then " + "y" * 200_000
+    collection, files = f.native_collection(
+        task_count=1, source_findings=[f.finding("finding:deep", text)]
+    )
+    files[RESPONSE] = json.dumps(
+        {"choices": [{"message": {"content": brackets(750), "reasoning_content": "x" * 200_000}}]}
+    )
+    files["publication/brackets.txt"] = brackets(5000)
+    files["publication/deep.json"] = json.dumps({"a": {"b": brackets(31)}})
+    deep_object: Any = "z" * 200_000
+    for level in range(30):
+        deep_object = {f"key-{level}-" + "k" * 40: deep_object}
+    files["publication/deep-object.json"] = json.dumps(deep_object)
+    return f.publish(collection, files, make_current=True)

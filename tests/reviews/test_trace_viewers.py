@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.trace_viewers import TRUNCATION_BYTES, TRUNCATION_NOTE, render_artifact
+from reviews.trace_viewers import RENDER_DEPTH, TRUNCATION_BYTES, TRUNCATION_NOTE, render_artifact
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "static" / "reviews" / "trace_viewers.js"
@@ -74,6 +74,13 @@ CASES = [
     ("verifier.stdout", "score=1 <b>bold</b> & more\n"),
     ("verifier.stderr", '  {"error": "parsed from text"}  '),
     ("notes.md", "[not json"),
+    # Model text holding brackets: nested past the viewers' depth, shown as text at any depth.
+    ("a/response.json", json.dumps({"choices": [], "usage": {"text": "[" * 750 + "]" * 750}})),
+    ("deep.json", json.dumps({"t": "[" * 31 + "1" + "]" * 31})),
+    ("deep.json", json.dumps({"t": "[" * 33 + "1" + "]" * 33})),
+    ("deep.json", json.dumps(json.dumps(json.dumps([[["x"]]])))),
+    ("brackets.log", "{" * 5000),
+    ("brackets.log", "[" * 900 + "]" * 900),
 ]
 
 
@@ -176,6 +183,20 @@ def test_files_above_two_mib_show_the_first_two_mib_with_a_note():
     assert html.count("a") >= TRUNCATION_BYTES - 1
     exact = render_artifact(path="small.log", content="a" * TRUNCATION_BYTES)
     assert TRUNCATION_NOTE not in exact
+
+
+@pytest.mark.parametrize("depth", [30, 31, 32, 33, 400, 750, 5000, 200_000])
+def test_any_nesting_renders_and_past_the_depth_as_text(depth):
+    brackets = "[" * depth + "]" * depth
+    for path, content in [
+        ("a/response.json", json.dumps({"choices": [{"message": {"content": brackets}}]})),
+        ("report.json", json.dumps({"nested": {"deeper": brackets}})),
+        ("model.txt", brackets),
+    ]:
+        html = render_artifact(path=path, content=content)
+        assert html.count("<ol") + html.count('<div class="tv-entries') <= RENDER_DEPTH + 1
+        if depth > RENDER_DEPTH + 2:  # the innermost [] is empty, the rest is text
+            assert brackets in html
 
 
 # --- the JavaScript renderer emits the same markup --------------------------------------------
