@@ -3,7 +3,19 @@
 
 from __future__ import annotations
 
+import re
+from typing import Any
+
 from django.urls import reverse
+
+# A review's id is the SHA-256 of its collection (the catalog_reviews_id_is_sha256 constraint); a
+# link or query naming anything else names no review, and reversing it could fail or point
+# elsewhere.
+REVIEW_ID = re.compile(r"[0-9a-f]{64}")
+
+
+def is_review_id(value: Any) -> bool:
+    return isinstance(value, str) and REVIEW_ID.fullmatch(value) is not None
 
 
 def review_page_url(review_id: str) -> str:

@@ -6,7 +6,8 @@ from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 
 from reviews import selectors
-from reviews.links import artifact_api_url, artifact_page_url, review_page_url
+from reviews.links import artifact_api_url, artifact_page_url, is_review_id, review_page_url
+from reviews.run_files import normalized_relative
 from reviews.trace_viewers import render_artifact
 
 
@@ -57,9 +58,11 @@ def legacy_review_link(request: HttpRequest) -> HttpResponse:
     """Reference links of the earlier applet, ``review.html?id=<review id>[&artifact=<path>]``,
     move permanently to the review page or the artifact page."""
     review_id = (request.GET.get("id") or "").strip()
-    if not review_id:
-        return _not_found(request, title="Review not found", message="Review not found")
     artifact = (request.GET.get("artifact") or "").strip().lstrip("/")
+    # Anyone writes these links: only a review id and a stored artifact's (normalised) path can
+    # name a page, anything else is no review rather than a redirect elsewhere or a 500.
+    if not is_review_id(review_id) or (artifact and normalized_relative(artifact) != artifact):
+        return _not_found(request, title="Review not found", message="Review not found")
     target = artifact_page_url(review_id, artifact) if artifact else review_page_url(review_id)
     return HttpResponsePermanentRedirect(target)
 
