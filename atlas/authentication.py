@@ -1,13 +1,17 @@
 """API token authentication with the same brute-force lockout as the login forms.
 
-django-axes counts failed sign-ins of the admin and the login page. A wrong API token is a failed
-sign-in too: it is reported to axes under one name (``api-token``), so repeated guesses from one
-address lock that address out of token authentication for the cool-off period, exactly like the
-forms. A valid token from a locked-out address is refused as well until the period ends.
+django-axes counts failed sign-ins of the admin and the login page per account and client address
+(``atlas/client_address.py``). A wrong API token is a failed sign-in too, counted against the
+token itself (a digest of it stands for the account) and the address: whoever repeats a token that
+is not valid is locked out of that token, and no one can lock out a token they do not hold —
+counting all wrong tokens of an address under one name let five bogus tokens shut every valid
+token out of that address (and behind a proxy, out of everyone). Guessing a valid token (160 bits)
+is not what a lockout could prevent.
 """
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 from axes.handlers.proxy import AxesProxyHandler
@@ -18,6 +22,13 @@ from rest_framework.authentication import TokenAuthentication, get_authorization
 from rest_framework.exceptions import AuthenticationFailed, Throttled
 
 TOKEN_USERNAME = "api-token"
+
+
+def token_credentials(key: bytes) -> dict[str, str]:
+    """The name a token's failures count under (never the token itself: axes stores the name)."""
+    return {"username": f"{TOKEN_USERNAME}:{hashlib.sha256(key).hexdigest()[:32]}"}
+
+
 LOCKED_OUT = "Too many failed sign-in attempts from this address; try again later."
 
 
@@ -27,7 +38,7 @@ class LockingTokenAuthentication(TokenAuthentication):
         if not words or words[0].lower() != self.keyword.lower().encode():
             return None  # no token offered: another authenticator (or none) applies
         http_request = request._request
-        credentials = {"username": TOKEN_USERNAME}
+        credentials = token_credentials(b" ".join(words[1:]))
         if not AxesProxyHandler.is_allowed(http_request, credentials):
             raise Throttled(detail=LOCKED_OUT)
         try:

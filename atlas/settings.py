@@ -4,6 +4,7 @@ Defaults give the embedded development shape: SQLite under ``var/`` and Celery t
 Production sets DATABASE_URL (PostgreSQL), CELERY_BROKER_URL (Redis), SECRET_KEY and DEBUG=0.
 """
 
+import ipaddress
 import os
 from pathlib import Path
 
@@ -97,6 +98,15 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # no banner on every command's stderr
 AXES_LOCKOUT_CALLABLE = "atlas.authentication.lockout_response"
+# The client address failures count against: X-Forwarded-For only from these proxies (addresses
+# or networks, comma-separated), else the connection's own address (atlas/client_address.py).
+ATLAS_TRUSTED_PROXIES = env_list("ATLAS_TRUSTED_PROXIES", [])
+try:
+    for _proxy in ATLAS_TRUSTED_PROXIES:
+        ipaddress.ip_network(_proxy, strict=False)
+except ValueError as exc:
+    raise ImproperlyConfigured(f"ATLAS_TRUSTED_PROXIES: {exc}") from None
+AXES_CLIENT_IP_CALLABLE = "atlas.client_address.client_address"
 
 ROOT_URLCONF = "atlas.urls"
 WSGI_APPLICATION = "atlas.wsgi.application"

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import pytest
+from axes.models import AccessAttempt
 from django.contrib.auth.models import Permission, User
+from django.test import RequestFactory
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from atlas.authentication import LOCKED_OUT
+from atlas.client_address import client_address
 
 pytestmark = pytest.mark.django_db
 
@@ -46,21 +49,62 @@ def test_the_admin_login_locks_out_after_repeated_failures(client, curator):
     assert other.status_code == 302 and client.session["_auth_user_id"] == str(curator.pk)
 
 
-def test_api_token_guesses_lock_the_address_out(curator):
+def test_a_repeated_wrong_token_is_locked_out_but_never_a_valid_one(curator):
     token = Token.objects.create(user=curator)
     guesser = APIClient(REMOTE_ADDR="10.0.0.9")
-    for guess in range(2):
+    # Many different bogus tokens from one address: each refused, none locks the address out.
+    for guess in range(10):
         guesser.credentials(HTTP_AUTHORIZATION=f"Token wrong-{guess:040d}")
         assert guesser.post("/api/refresh/").status_code == 403  # refused, as for anyone
-    guesser.credentials(HTTP_AUTHORIZATION="Token wrong-third")
-    third = guesser.post("/api/refresh/")
-    assert third.status_code == 429 and third.json() == {"detail": LOCKED_OUT}
     guesser.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    refused = guesser.post("/api/refresh/")
-    assert refused.status_code == 429 and refused.json() == {"detail": LOCKED_OUT}
-    elsewhere = APIClient(REMOTE_ADDR="10.0.0.10")
-    elsewhere.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    assert elsewhere.post("/api/refresh/").status_code in (200, 422)  # authenticated there
+    assert guesser.post("/api/refresh/").status_code in (200, 422)  # authenticated
+    # The same wrong token again and again: that token is locked out (from that address).
+    guesser.credentials(HTTP_AUTHORIZATION="Token wrong-repeated")
+    answers = [guesser.post("/api/refresh/") for _ in range(3)]
+    assert [a.status_code for a in answers] == [403, 403, 429]
+    assert answers[-1].json() == {"detail": LOCKED_OUT}
+    guesser.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    assert guesser.post("/api/refresh/").status_code in (200, 422)
+    # What axes keeps names a digest, never the token.
+    assert not AccessAttempt.objects.filter(username__contains="wrong-repeated").exists()
+
+
+TRUSTED = "10.0.0.1"
+
+
+@pytest.mark.parametrize(
+    ("trusted", "forwarded", "counted"),
+    [
+        ([], "203.0.113.5", "10.0.0.1"),  # no trusted proxy: the header is the client's words
+        ([TRUSTED], "203.0.113.5", "203.0.113.5"),
+        ([TRUSTED], "198.51.100.1, 203.0.113.5", "203.0.113.5"),  # the first hop is spoofable
+        (["10.0.0.0/24"], "203.0.113.5, 10.0.0.2", "203.0.113.5"),  # a chain of trusted proxies
+        ([TRUSTED], "not-an-address", "10.0.0.1"),
+        ([TRUSTED], "", "10.0.0.1"),
+    ],
+)
+def test_the_client_address_comes_from_a_trusted_proxy_only(settings, trusted, forwarded, counted):
+    settings.ATLAS_TRUSTED_PROXIES = trusted
+    request = RequestFactory().get("/", REMOTE_ADDR=TRUSTED, HTTP_X_FORWARDED_FOR=forwarded)
+    assert client_address(request) == counted
+
+
+def test_behind_a_trusted_proxy_one_address_cannot_lock_a_curator_out(client, curator, settings):
+    settings.ATLAS_TRUSTED_PROXIES = [TRUSTED]
+
+    def sign_in(password: str, address: str, spoofed: str = "") -> int:
+        forwarded = f"{spoofed}, {address}" if spoofed else address
+        return client.post(
+            "/admin/login/",
+            {"username": "curator", "password": password},
+            REMOTE_ADDR=TRUSTED,
+            HTTP_X_FORWARDED_FOR=forwarded,
+        ).status_code
+
+    # The attacker varies the part of the header it writes; its address is what the proxy saw.
+    assert [sign_in("wrong", "203.0.113.66", f"192.0.2.{n}") for n in range(3)] == [200, 200, 429]
+    assert sign_in("right-password-1", "203.0.113.66") == 429
+    assert sign_in("right-password-1", "198.51.100.7") == 302  # the curator, elsewhere
 
 
 def test_requests_without_a_token_are_not_counted(client, curator):
