@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
 from typing import Any, cast
 
 from django.db.models import QuerySet, TextField
@@ -42,6 +43,7 @@ from atlas.permissions import IsCurator
 from atlas.renderers import FastJSONRenderer
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
+from atlas.solve_rates import ROLES as SOLVE_RATE_ROLES
 from atlas.solve_rates import solve_rate_columns
 from atlas.source_links import RowLinks
 from atlas.sync_words import outcome_words, run_counts
@@ -70,121 +72,248 @@ class OpenVerifierIssueSerializer(serializers.Serializer):
     created_at = serializers.DateTimeField()
 
 
-def _solved(role: str) -> serializers.IntegerField:
-    return serializers.IntegerField(
-        allow_null=True,
-        help_text=f"The {role.title()} model's solved tasks, under `difficulty_status`; null "
-        "without a difficulty summary or that model.",
+# -- the API row: one list of fields, each with its declaration and its value ---------------------
+# A field's value is read from (values, payload, links, rates): the row's ROW_COLUMNS values, its
+# payload, the response's RowLinks and its solve_rate_columns(). The serializer below declares the
+# fields (OpenAPI, the browsable API) and row_of_values() builds the rows, both from ROW.
+Value = Callable[[Mapping[str, Any], Mapping[str, Any], RowLinks, Mapping[str, Any]], Any]
+
+
+@dataclass(frozen=True)
+class RowField:
+    name: str
+    declared: serializers.Field
+    value: Value
+
+
+def _payload(key: str) -> Value:
+    return lambda values, payload, links, rates: payload.get(key)
+
+
+def _column(name: str) -> Value:
+    return lambda values, payload, links, rates: values[name]
+
+
+def _shown(name: str) -> Value:
+    """A review revision: the curated one when the row's review is curated, else the payload's."""
+    return lambda values, payload, links, rates: shown(name, payload=payload, curated=values)
+
+
+def _solve_rates(role: str) -> tuple[RowField, ...]:
+    title = role.title()
+    return (
+        RowField(
+            f"difficulty_{role}_solved",
+            serializers.IntegerField(
+                allow_null=True,
+                help_text=f"The {title} model's solved tasks, under `difficulty_status`; null "
+                "without a difficulty summary or that model.",
+            ),
+            lambda values, payload, links, rates: rates[f"difficulty_{role}_solved"],
+        ),
+        RowField(
+            f"difficulty_{role}_verified",
+            serializers.IntegerField(
+                allow_null=True, help_text=f"The {title} model's tasks with a verifier result."
+            ),
+            lambda values, payload, links, rates: rates[f"difficulty_{role}_verified"],
+        ),
+        RowField(
+            f"difficulty_{role}_rate",
+            serializers.FloatField(
+                allow_null=True,
+                help_text=f"The {title} model's solve rate (0–1): the report's, else solved / "
+                "verified; null when nothing was verified.",
+            ),
+            lambda values, payload, links, rates: rates[f"difficulty_{role}_rate"],
+        ),
     )
 
 
-def _verified(role: str) -> serializers.IntegerField:
-    return serializers.IntegerField(
-        allow_null=True, help_text=f"The {role.title()} model's tasks with a verifier result."
+def _review_page(
+    values: Mapping[str, Any], payload: Mapping[str, Any], links: RowLinks, rates: Mapping[str, Any]
+) -> str | None:
+    review_id = values["display_review_id"]
+    return links.link("review-page", review_id) if review_id else None
+
+
+def _quality_label(
+    values: Mapping[str, Any], payload: Mapping[str, Any], links: RowLinks, rates: Mapping[str, Any]
+) -> str:
+    return labels.quality_label(
+        effective_quality=values["effective_quality"],
+        review_stale=values["review_stale"],
+        review_id=values["display_review_id"],
     )
 
 
-def _rate(role: str) -> serializers.FloatField:
-    return serializers.FloatField(
-        allow_null=True,
-        help_text=f"The {role.title()} model's solve rate (0–1): the report's, else solved / "
-        "verified; null when nothing was verified.",
-    )
+_CHAR = serializers.CharField
+
+# The order is the rows' key order and the CSV twin's column order (``?format=csv``).
+ROW: tuple[RowField, ...] = (
+    RowField("id", _CHAR(), _column("id")),
+    RowField(
+        "url",
+        serializers.URLField(help_text="This row in the API."),
+        lambda values, payload, links, rates: links.link("api-source", values["id"]),
+    ),
+    RowField(
+        "source_page_url",
+        serializers.URLField(help_text="The source's page."),
+        lambda values, payload, links, rates: links.link("source-page", values["id"]),
+    ),
+    RowField(
+        "review_page_url",
+        serializers.URLField(
+            allow_null=True,
+            help_text="The review of this row: the page of the published review its quality "
+            "comes from (`review_id`); null when it has none.",
+        ),
+        _review_page,
+    ),
+    RowField("name", _CHAR(allow_null=True), _payload("name")),
+    RowField("display_name", _CHAR(), _payload("display_name")),
+    RowField("origin", _CHAR(), _payload("origin")),
+    RowField("family", _CHAR(), _payload("family")),
+    RowField("tags", serializers.ListField(child=_CHAR()), _payload("tags")),
+    RowField("task_count", serializers.IntegerField(allow_null=True), _payload("task_count")),
+    RowField("notes", _CHAR(), _payload("notes")),
+    RowField("dataset_id", _CHAR(allow_null=True), _payload("dataset_id")),
+    RowField("dataset_revision", _CHAR(allow_null=True), _payload("dataset_revision")),
+    # The payload's `url` is the dataset's; the row's own `url` is its place in the API.
+    RowField(
+        "dataset_url",
+        _CHAR(allow_null=True, help_text="The pinned dataset (e.g. the Hugging Face revision)."),
+        _payload("url"),
+    ),
+    RowField("canonical_source", _CHAR(allow_null=True), _payload("canonical_source")),
+    RowField("canonical_url", _CHAR(allow_null=True), _payload("canonical_url")),
+    RowField("verifier_name", _CHAR(allow_null=True), _payload("verifier_name")),
+    RowField("verifier_revision", _CHAR(allow_null=True), _payload("verifier_revision")),
+    RowField("verifier_url", _CHAR(allow_null=True), _payload("verifier_url")),
+    RowField(
+        "type",
+        serializers.ChoiceField(
+            choices=[*SourceType.values, UNCLASSIFIED],
+            help_text="Filter with the same value: `?type=RLVR`; `?type=unknown` for the empty "
+            "one.",
+        ),
+        _payload("type"),
+    ),
+    RowField(
+        "type_label",
+        _CHAR(),
+        lambda values, payload, links, rates: labels.type_label(payload.get("type") or ""),
+    ),
+    RowField(
+        "turns", serializers.ChoiceField(choices=[*Turns.values, UNCLASSIFIED]), _payload("turns")
+    ),
+    RowField(
+        "turns_label",
+        _CHAR(),
+        lambda values, payload, links, rates: payload.get("turns") or "Unknown",
+    ),
+    RowField("is_benchmark", serializers.BooleanField(), _payload("is_benchmark")),
+    RowField("kind", serializers.ChoiceField(choices=SourceKind.values), _payload("kind")),
+    RowField("status", serializers.ChoiceField(choices=SourceStatus.values), _payload("status")),
+    RowField("pipeline", serializers.JSONField(allow_null=True), _payload("pipeline")),
+    RowField(
+        "review_url",
+        _CHAR(
+            allow_null=True,
+            help_text="Not the review of this row (that is `review_page_url`): the evidence link "
+            "an authored assessment in the source's definition names (`review.evidence_url`), "
+            "kept as the catalog artifact has it; null when the definition names none, as for "
+            "every packaged source.",
+        ),
+        _payload("review_url"),
+    ),
+    RowField(
+        "quality",
+        serializers.ChoiceField(
+            choices=Quality.values, allow_null=True, help_text="Effective quality."
+        ),
+        _column("effective_quality"),
+    ),
+    RowField(
+        "quality_label",
+        _CHAR(help_text="Good, Some issues, Bad, Needs re-review, Unrated or Unreviewed."),
+        _quality_label,
+    ),
+    RowField(
+        "example_review",
+        serializers.BooleanField(
+            help_text="The current review is a labelled example, not a real judgment."
+        ),
+        _column("display_review_is_example"),
+    ),
+    RowField(
+        "difficulty",
+        _CHAR(
+            allow_null=True,
+            help_text="Difficulty text, each arm under its own status (not a filter value: filter "
+            "with `?difficulty_status=` or `?difficulty=`; the numbers are the "
+            "`difficulty_<role>_*` columns).",
+        ),
+        _column("difficulty_text"),
+    ),
+    RowField(
+        "difficulty_status",
+        serializers.ChoiceField(
+            choices=MeasurementStatus.values,
+            allow_null=True,
+            help_text="Status of the difficulty summary; filter with the same value: "
+            "`?difficulty_status=historical` (`unknown` for null).",
+        ),
+        _column("difficulty_status"),
+    ),
+    *(field for role in SOLVE_RATE_ROLES for field in _solve_rates(role)),
+    RowField(
+        "difficulty_summary", serializers.JSONField(allow_null=True), _column("difficulty_summary")
+    ),
+    RowField(
+        "review_applicability",
+        serializers.ChoiceField(choices=Applicability.values),
+        _column("review_applicability"),
+    ),
+    RowField("review_stale", serializers.BooleanField(), _column("review_stale")),
+    RowField("verifier_issues", OpenVerifierIssueSerializer(many=True), _column("open_issues")),
+    RowField(
+        "grading_tracking",
+        serializers.ChoiceField(choices=GradingTracking.values),
+        _column("grading_tracking"),
+    ),
+    RowField("review_grading_revision", _CHAR(allow_null=True), _column("review_grading_revision")),
+    RowField("review_id", _CHAR(allow_null=True), _column("display_review_id")),
+    RowField("review_date", _CHAR(allow_null=True), _column("display_review_date_text")),
+    RowField("review_source_revision", _CHAR(allow_null=True), _shown("review_source_revision")),
+    RowField(
+        "review_verifier_revision", _CHAR(allow_null=True), _shown("review_verifier_revision")
+    ),
+    RowField("traces", serializers.IntegerField(allow_null=True), _column("display_traces")),
+    RowField("active", serializers.BooleanField(), _column("active")),
+)
+ROW_FIELDS = tuple(field.name for field in ROW)
+_ROW_VALUES = tuple((field.name, field.value) for field in ROW)
 
 
-class SourceRowSerializer(serializers.Serializer):
-    """The exported payload with the display state applied, plus the row's own links. Field order
-    is also the column order of the CSV twin (``?format=csv``)."""
-
-    id = serializers.CharField()
-    url = serializers.URLField(help_text="This row in the API.")
-    source_page_url = serializers.URLField(help_text="The source's page.")
-    review_page_url = serializers.URLField(
-        allow_null=True,
-        help_text="The review of this row: the page of the published review its quality comes "
-        "from (`review_id`); null when it has none.",
-    )
-    name = serializers.CharField(allow_null=True)
-    display_name = serializers.CharField()
-    origin = serializers.CharField()
-    family = serializers.CharField()
-    tags = serializers.ListField(child=serializers.CharField())
-    task_count = serializers.IntegerField(allow_null=True)
-    notes = serializers.CharField()
-    dataset_id = serializers.CharField(allow_null=True)
-    dataset_revision = serializers.CharField(allow_null=True)
-    dataset_url = serializers.CharField(
-        allow_null=True, help_text="The pinned dataset (e.g. the Hugging Face revision)."
-    )
-    canonical_source = serializers.CharField(allow_null=True)
-    canonical_url = serializers.CharField(allow_null=True)
-    verifier_name = serializers.CharField(allow_null=True)
-    verifier_revision = serializers.CharField(allow_null=True)
-    verifier_url = serializers.CharField(allow_null=True)
-    type = serializers.ChoiceField(
-        choices=[*SourceType.values, UNCLASSIFIED],
-        help_text="Filter with the same value: `?type=RLVR`; `?type=unknown` for the empty one.",
-    )
-    type_label = serializers.CharField()
-    turns = serializers.ChoiceField(choices=[*Turns.values, UNCLASSIFIED])
-    turns_label = serializers.CharField()
-    is_benchmark = serializers.BooleanField()
-    kind = serializers.ChoiceField(choices=SourceKind.values)
-    status = serializers.ChoiceField(choices=SourceStatus.values)
-    pipeline = serializers.JSONField(allow_null=True)
-    review_url = serializers.CharField(
-        allow_null=True,
-        help_text="Not the review of this row (that is `review_page_url`): the evidence link an "
-        "authored assessment in the source's definition names (`review.evidence_url`), kept as "
-        "the catalog artifact has it; null when the definition names none, as for every "
-        "packaged source.",
-    )
-    quality = serializers.ChoiceField(
-        choices=Quality.values, allow_null=True, help_text="Effective quality."
-    )
-    quality_label = serializers.CharField(
-        help_text="Good, Some issues, Bad, Needs re-review, Unrated or Unreviewed."
-    )
-    example_review = serializers.BooleanField(
-        help_text="The current review is a labelled example, not a real judgment."
-    )
-    difficulty = serializers.CharField(
-        allow_null=True,
-        help_text="Difficulty text, each arm under its own status (not a filter value: filter "
-        "with `?difficulty_status=` or `?difficulty=`; the numbers are the "
-        "`difficulty_<role>_*` columns).",
-    )
-    difficulty_status = serializers.ChoiceField(
-        choices=MeasurementStatus.values,
-        allow_null=True,
-        help_text="Status of the difficulty summary; filter with the same value: "
-        "`?difficulty_status=historical` (`unknown` for null).",
-    )
-    difficulty_small_solved = _solved("small")
-    difficulty_small_verified = _verified("small")
-    difficulty_small_rate = _rate("small")
-    difficulty_large_solved = _solved("large")
-    difficulty_large_verified = _verified("large")
-    difficulty_large_rate = _rate("large")
-    difficulty_hosted_solved = _solved("hosted")
-    difficulty_hosted_verified = _verified("hosted")
-    difficulty_hosted_rate = _rate("hosted")
-    difficulty_summary = serializers.JSONField(allow_null=True)
-    review_applicability = serializers.ChoiceField(choices=Applicability.values)
-    review_stale = serializers.BooleanField()
-    verifier_issues = OpenVerifierIssueSerializer(many=True)
-    grading_tracking = serializers.ChoiceField(choices=GradingTracking.values)
-    review_grading_revision = serializers.CharField(allow_null=True)
-    review_id = serializers.CharField(allow_null=True)
-    review_date = serializers.CharField(allow_null=True)
-    review_source_revision = serializers.CharField(allow_null=True)
-    review_verifier_revision = serializers.CharField(allow_null=True)
-    traces = serializers.IntegerField(allow_null=True)
-    active = serializers.BooleanField()
-
+class _SourceRowSerializer(serializers.Serializer):
     def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
         # A list's rows are built by rows_of(); this serialises a single row.
         return _row_of(instance, request=self.context.get("request"), links=None)
+
+
+# The fields of ROW, declared as DRF declares a serializer's fields (class attributes).
+SourceRowSerializer = type(
+    "SourceRowSerializer",
+    (_SourceRowSerializer,),
+    {
+        "__module__": __name__,
+        "__doc__": "The exported payload with the display state applied, plus the row's own "
+        "links; ``ROW`` declares its fields.",
+        **{field.name: field.declared for field in ROW},
+    },
+)
 
 
 def rows_of(
@@ -203,7 +332,6 @@ def _row_of(
     return row_of_values(values, request=request, links=links)
 
 
-ROW_FIELDS = tuple(SourceRowSerializer().fields)
 # A row's own keys, and the payload's `url` (shown as `dataset_url`): the payload keys not repeated.
 _ROW_KEYS = frozenset(ROW_FIELDS)
 # The columns a row is built from: a list reads only these as plain values (not the search text,
@@ -255,73 +383,11 @@ def row_of_values(
     values: Mapping[str, Any], *, request: Request | None = None, links: RowLinks | None = None
 ) -> dict[str, Any]:
     """The API row of one source from its ``ROW_COLUMNS`` values (``links``: the response's, for
-    a list): the payload's fields with the display state applied, in the serializer's order.
-
-    Written as one dict display in ``ROW_FIELDS`` order because it runs once per row of a list
-    (a 500-row page builds 500); ``tests/atlas/test_api_sources.py`` holds the order to
-    ``ROW_FIELDS``.
-    """
+    a list): each field of ``ROW`` in order, then the payload's undocumented keys."""
     links = links if links is not None else RowLinks(request=request)
     payload = values["payload"] or {}
-    source_id = values["id"]
-    review_id = values["display_review_id"]
-    get = payload.get
-    kind = get("type")
-    row = {
-        "id": source_id,
-        "url": links.link("api-source", source_id),
-        "source_page_url": links.link("source-page", source_id),
-        "review_page_url": links.link("review-page", review_id) if review_id else None,
-        "name": get("name"),
-        "display_name": get("display_name"),
-        "origin": get("origin"),
-        "family": get("family"),
-        "tags": get("tags"),
-        "task_count": get("task_count"),
-        "notes": get("notes"),
-        "dataset_id": get("dataset_id"),
-        "dataset_revision": get("dataset_revision"),
-        # The payload's `url` is the dataset's; the row's own `url` is its place in the API.
-        "dataset_url": get("url"),
-        "canonical_source": get("canonical_source"),
-        "canonical_url": get("canonical_url"),
-        "verifier_name": get("verifier_name"),
-        "verifier_revision": get("verifier_revision"),
-        "verifier_url": get("verifier_url"),
-        "type": kind,
-        "type_label": labels.type_label(kind or ""),
-        "turns": get("turns"),
-        "turns_label": get("turns") or "Unknown",
-        "is_benchmark": get("is_benchmark"),
-        "kind": get("kind"),
-        "status": get("status"),
-        "pipeline": get("pipeline"),
-        "review_url": get("review_url"),
-        "quality": values["effective_quality"],
-        "quality_label": labels.quality_label(
-            effective_quality=values["effective_quality"],
-            review_stale=values["review_stale"],
-            review_id=review_id,
-        ),
-        "example_review": values["display_review_is_example"],
-        "difficulty": values["difficulty_text"],
-        "difficulty_status": values["difficulty_status"],
-        **solve_rate_columns(values["difficulty_summary"]),
-        "difficulty_summary": values["difficulty_summary"],
-        "review_applicability": values["review_applicability"],
-        "review_stale": values["review_stale"],
-        "verifier_issues": values["open_issues"],
-        "grading_tracking": values["grading_tracking"],
-        "review_grading_revision": values["review_grading_revision"],
-        "review_id": review_id,
-        "review_date": values["display_review_date_text"],
-        "review_source_revision": shown("review_source_revision", payload=payload, curated=values),
-        "review_verifier_revision": shown(
-            "review_verifier_revision", payload=payload, curated=values
-        ),
-        "traces": values["display_traces"],
-        "active": values["active"],
-    }
+    rates = solve_rate_columns(values["difficulty_summary"])
+    row = {name: value(values, payload, links, rates) for name, value in _ROW_VALUES}
     # Payload keys beyond the documented ones (grading_*) follow, in their stored order. Checked
     # without building a set of the keys per row (half the cost).
     if not _ROW_KEYS.issuperset(payload):

@@ -178,3 +178,23 @@ def test_the_schema_documents_the_index_values_and_csv(client):
     assert "/api/" in schema["paths"] and "/api/changes/" in schema["paths"]
     row = schema["components"]["schemas"]["SourceRow"]["properties"]
     assert {"url", "source_page_url", "review_page_url", "dataset_url", "type_label"} <= set(row)
+
+
+def test_the_schema_and_the_rows_have_one_field_list(client, catalog):
+    """api.ROW declares each field once: the OpenAPI row lists them in the rows' order, and
+    every row answers each of them, in that order, with a value of the declared type."""
+    from atlas.api import ROW_FIELDS
+
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    declared = schema["components"]["schemas"]["SourceRow"]["properties"]
+    assert tuple(declared) == ROW_FIELDS
+    types = {"string": str, "integer": int, "number": (int, float), "boolean": bool,
+             "array": list, "object": dict}  # fmt: skip
+    for row in client.get("/api/sources/").json()["results"]:
+        assert tuple(row)[: len(ROW_FIELDS)] == ROW_FIELDS
+        for name, spec in declared.items():
+            value = row[name]
+            if value is None:
+                assert spec.get("nullable"), name
+            elif "type" in spec:
+                assert isinstance(value, types[spec["type"]]), name
