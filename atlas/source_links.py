@@ -15,12 +15,6 @@ class AbsoluteUris(Protocol):
     def build_absolute_uri(self, location: str) -> str: ...
 
 
-# Quoted IDs kept between lists (the same views are listed again and again, and quoting is most of
-# the cost of a link), cleared when full: a few MB at most, for the pages of many views.
-_QUOTED: dict[str, str] = {}
-QUOTED_KEPT = 10_000
-
-
 class RowLinks:
     """The links of a list's rows, built from one reverse() of each route per list: reverse() (and
     the API's build_absolute_uri()) per row cost a third of a 500-row list. The result is theirs:
@@ -37,16 +31,14 @@ class RowLinks:
         self.origin = request.build_absolute_uri("/")[:-1] if request is not None else ""
         urlconf = get_urlconf() or settings.ROOT_URLCONF
         self.routes = _routes(prefix=get_script_prefix(), urlconf=urlconf)
+        # A row links its ID more than once (the API row: itself and its page).
+        self.quoted: dict[str, str] = {}
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
-        # A row links its ID more than once (the API row: itself and its page), and lists repeat.
-        quoted = _QUOTED.get(source_id)
+        quoted = self.quoted.get(source_id)
         if quoted is None:
-            quoted = quote(source_id, safe=self.SAFE)
-            if len(_QUOTED) >= QUOTED_KEPT:
-                _QUOTED.clear()
-            _QUOTED[source_id] = quoted
+            quoted = self.quoted[source_id] = quote(source_id, safe=self.SAFE)
         path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
             path = reverse(name, kwargs={self.ROUTES[name]: source_id})

@@ -215,6 +215,7 @@ def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
             path = reverse(name, kwargs={"source_id": source_id})
             expected = request.build_absolute_uri(path) if request is not None else path
             assert links.link(name, source_id) == expected
+            assert links.link(name, source_id) == expected  # quoted once per list
 
 
 @pytest.mark.parametrize(
