@@ -4,6 +4,8 @@ substring match. SQLite needs neither (it sorts by lowercased text and scans for
 
 from django.db import migrations
 
+from atlas.vendor_sql import vendor_step
+
 FORWARD = (
     # Secondary strength ignores case (nondeterministic: equal keys then tie by source ID);
     # kn-true compares digit runs numerically.
@@ -19,17 +21,14 @@ BACKWARD = (
 )
 
 
-def _run(statements):
-    def apply(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("atlas", "0001_initial")]
 
-    operations = [migrations.RunPython(_run(FORWARD), _run(BACKWARD))]
+    # SQLite needs none of it (nothing to run there).
+    operations = [
+        vendor_step(
+            install={"postgresql": FORWARD, "sqlite": ()},
+            remove={"postgresql": BACKWARD, "sqlite": ()},
+            what="catalog read-path support",
+        )
+    ]

@@ -5,6 +5,8 @@ SQLite needs neither."""
 
 from django.db import migrations
 
+from atlas.vendor_sql import vendor_step
+
 FORWARD = (
     "CREATE INDEX IF NOT EXISTS catalog_src_name_sort ON catalog_sources "
     "((NULLIF(display_name, '') COLLATE atlas_natural) ASC NULLS LAST, id) WHERE active",
@@ -17,17 +19,14 @@ BACKWARD = (
 )
 
 
-def _run(statements):
-    def apply(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("atlas", "0004_source_changes_and_example_mark")]
 
-    operations = [migrations.RunPython(_run(FORWARD), _run(BACKWARD))]
+    # SQLite needs none of it (nothing to run there).
+    operations = [
+        vendor_step(
+            install={"postgresql": FORWARD, "sqlite": ()},
+            remove={"postgresql": BACKWARD, "sqlite": ()},
+            what="catalog list indexes",
+        )
+    ]

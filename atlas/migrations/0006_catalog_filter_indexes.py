@@ -20,6 +20,8 @@ SQLite needs neither."""
 
 from django.db import migrations
 
+from atlas.vendor_sql import vendor_step
+
 FORWARD = (
     "CREATE INDEX IF NOT EXISTS catalog_src_type_rows ON catalog_sources "
     "(type, task_count DESC NULLS LAST, id) INCLUDE (origin, kind, status, effective_quality) "
@@ -38,17 +40,14 @@ BACKWARD = (
 INDEXES = ("catalog_src_type_rows", "catalog_src_rows", "catalog_src_facet_counts")
 
 
-def _run(statements):
-    def apply(apps, schema_editor):
-        if schema_editor.connection.vendor != "postgresql":
-            return
-        for statement in statements:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("atlas", "0005_catalog_list_indexes")]
 
-    operations = [migrations.RunPython(_run(FORWARD), _run(BACKWARD))]
+    # SQLite needs none of it (nothing to run there).
+    operations = [
+        vendor_step(
+            install={"postgresql": FORWARD, "sqlite": ()},
+            remove={"postgresql": BACKWARD, "sqlite": ()},
+            what="catalog filter indexes",
+        )
+    ]

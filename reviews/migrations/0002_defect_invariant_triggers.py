@@ -6,6 +6,8 @@ value was Bad, else Some issues; difficulty is always cleared."""
 
 from django.db import migrations
 
+from atlas.vendor_sql import vendor_step
+
 POSTGRES_INSTALL = [
     """
     CREATE OR REPLACE FUNCTION catalog_sources_defect_guard() RETURNS trigger AS $$
@@ -103,25 +105,13 @@ SQLITE_REMOVE = [
 ]
 
 
-def _run(statements_by_vendor):
-    def apply(apps, schema_editor):
-        statements = statements_by_vendor.get(schema_editor.connection.vendor)
-        if statements is None:
-            raise RuntimeError(
-                f"No defect-invariant triggers for {schema_editor.connection.vendor}"
-            )
-        for statement in statements:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [("reviews", "0001_initial")]
 
     operations = [
-        migrations.RunPython(
-            _run({"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL}),
-            _run({"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE}),
+        vendor_step(
+            install={"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
+            remove={"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
+            what="defect-invariant triggers",
         )
     ]

@@ -10,6 +10,8 @@ raw deletion of an open issue and moving an issue between sources.
 
 from django.db import migrations
 
+from atlas.vendor_sql import vendor_step
+
 DISPLAY_CLEARED = (
     "difficulty_status", "difficulty_text", "difficulty_summary", "large_solve_rate",
     "large_solved", "large_verified",
@@ -160,19 +162,6 @@ SQLITE_REMOVE = [
 ]
 
 
-def _run(statements_by_vendor):
-    def apply(apps, schema_editor):
-        statements = statements_by_vendor.get(schema_editor.connection.vendor)
-        if statements is None:
-            raise RuntimeError(
-                f"No defect-invariant triggers for {schema_editor.connection.vendor}"
-            )
-        for statement in statements:
-            schema_editor.execute(statement)
-
-    return apply
-
-
 class Migration(migrations.Migration):
     dependencies = [
         ("reviews", "0003_publication_lease"),
@@ -180,8 +169,9 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
-        migrations.RunPython(
-            _run({"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL}),
-            _run({"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE}),
+        vendor_step(
+            install={"postgresql": POSTGRES_INSTALL, "sqlite": SQLITE_INSTALL},
+            remove={"postgresql": POSTGRES_REMOVE, "sqlite": SQLITE_REMOVE},
+            what="defect-invariant triggers",
         )
     ]
