@@ -76,6 +76,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "atlas.middleware.ContentSecurityPolicyMiddleware",
+    # A database or broker that is down: 503 with Retry-After, a dropped read retried once.
+    "atlas.unavailable.UnavailablePartsMiddleware",
     "atlas.middleware.UnstorableInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",

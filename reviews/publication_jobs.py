@@ -26,6 +26,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
+from atlas.unavailable import BrokerUnavailable, send_task
 from reviews.archives import ArchiveRejected, extract_archive
 from reviews.models import ReviewPublication
 from reviews.publication import PublicationConflict, publish_run_directory
@@ -87,7 +88,10 @@ def enqueue_publication(
     expected_review_id: str | None,
     user: Any,
 ) -> ReviewPublication:
-    """Store the upload and schedule its import once the job row is committed."""
+    """Store the upload and schedule its import once the job row is committed. With no broker to
+    take it, the job is failed with the reason (no job stays queued that no broker holds) and
+    ``BrokerUnavailable`` says why."""
+    unsent: list[BrokerUnavailable] = []
     with transaction.atomic():
         publication = ReviewPublication.objects.create(
             atlas_id=atlas_id,
@@ -98,9 +102,24 @@ def enqueue_publication(
             created_by=user if getattr(user, "pk", None) else None,
         )
         job_id = str(publication.id)
-        transaction.on_commit(lambda: import_publication.delay(job_id))
+        transaction.on_commit(lambda: _send_import(job_id, unsent=unsent))
+    if unsent:
+        ReviewPublication.objects.filter(id=job_id, status=ReviewPublication.Status.QUEUED).update(
+            status=ReviewPublication.Status.FAILED,
+            error=str(unsent[0]),
+            archive=b"",
+            updated_at=timezone.now(),
+        )
+        raise unsent[0]
     publication.refresh_from_db(fields=["status", "error", "result"])
     return publication
+
+
+def _send_import(job_id: str, *, unsent: list[BrokerUnavailable]) -> None:
+    try:
+        send_task(import_publication, publication_id=job_id)
+    except BrokerUnavailable as exc:
+        unsent.append(exc)
 
 
 def import_uploaded_publication(*, publication_id: str) -> str:
@@ -150,8 +169,8 @@ def import_uploaded_publication(*, publication_id: str) -> str:
 
 
 def expire_stale_publications(*, now: dt.datetime | None = None) -> list[str]:
-    """Jobs whose worker died: retried while attempts remain, else failed with a reason.
-    Returns the ids that were requeued (the caller schedules them)."""
+    """Jobs whose worker died: retried while attempts remain, else failed with a reason; jobs
+    queued a lease ago that no worker took: sent again. Returns the ids sent."""
     now = now or timezone.now()
     expired = ReviewPublication.objects.filter(
         status=ReviewPublication.Status.RUNNING, lease_expires_at__lt=now
@@ -169,13 +188,23 @@ def expire_stale_publications(*, now: dt.datetime | None = None) -> list[str]:
         lease_expires_at=None,
         updated_at=now,
     )
-    for job_id in requeued:
+    # Queued a lease ago and never taken: the broker lost the message or was down when the sweep
+    # requeued it. Sent again (a worker takes a job once, so a late duplicate is harmless).
+    stranded = ReviewPublication.objects.filter(
+        status=ReviewPublication.Status.QUEUED,
+        updated_at__lt=now - dt.timedelta(seconds=lease_seconds()),
+    )
+    resent = [str(pk) for pk in stranded.values_list("id", flat=True)]
+    ReviewPublication.objects.filter(id__in=resent).update(updated_at=now)
+    for job_id in [*requeued, *resent]:
         _import_after_commit(job_id)
-    return requeued
+    return [*requeued, *resent]
 
 
 def _import_after_commit(job_id: str) -> None:
-    transaction.on_commit(lambda: import_publication.delay(job_id))
+    # A broker that is down leaves the job queued; the next sweep sends the queued jobs nobody
+    # took (``expire_stale_publications``).
+    transaction.on_commit(lambda: _send_import(job_id, unsent=[]))
 
 
 def clean_scratch(*, older_than_seconds: int | None = None) -> int:

@@ -23,6 +23,7 @@ from atlas import tasks
 from atlas.models import Refresh, RefreshRun
 from atlas.services.sync import SyncRejected, sync_catalog
 from atlas.sync_words import result_words
+from atlas.unavailable import send_task
 
 OK, QUEUED, INVALID = 200, 202, 422
 PAGE_OPEN_STATE = "atlas:page-open-sync"
@@ -61,7 +62,8 @@ def queue_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshO
     """A curator's sync from the page (opening it, or the Refresh button) as a Celery task, so a
     long forced sync never runs inside a web request; the page polls the refresh state. In-process
     (eager) runs answer at once."""
-    pending = tasks.sync_catalog.delay(force=force, trigger=trigger, user_id=user_id)
+    # No broker: BrokerUnavailable (a 503 with its reason); no run was recorded, nothing waits.
+    pending = send_task(tasks.sync_catalog, force=force, trigger=trigger, user_id=user_id)
     if not isinstance(pending, EagerResult):
         return RefreshOutcome(QUEUED, {"queued": True})
     result = pending.get()

@@ -475,8 +475,9 @@
       return changed || alwaysReload ? reloadCurrent() : Promise.resolve();
     }
     setStatus("Needs attention", "warn");
-    if (status === 422) {
-      setBanner(payload.detail + ". Keeping the last successful snapshot.", true);
+    if ((status === 422 || status === 503) && payload.detail) {
+      // 422: the artifact's refusal; 503: a part the sync needs is down (its reason).
+      setBanner(payload.detail.replace(/\.$/, "") + ". Keeping the last successful snapshot.", true);
     } else {
       setBanner("Refresh failed (" + status + "). Saved sources remain available; retry with Refresh sources.", true);
     }

@@ -102,11 +102,11 @@ def test_page_open_background_sync_runs_eagerly_without_a_broker(curator_client)
 def test_page_open_with_a_broker_is_queued(curator_client, monkeypatch):
     queued = []
 
-    def delay(**kwargs):
+    def apply_async(*, kwargs, retry):
         queued.append(kwargs)
         return AsyncResult("queued-task-id")
 
-    monkeypatch.setattr(tasks.sync_catalog, "delay", delay)
+    monkeypatch.setattr(tasks.sync_catalog, "apply_async", apply_async)
     response = curator_client.post("/api/refresh/?background=1", **csrf(curator_client))
     assert response.status_code == 202 and response.json() == {"queued": True}
     user_id = Source._meta.apps.get_model("auth", "User").objects.get(username="curator").pk

@@ -111,3 +111,15 @@ def test_scratch_is_used_and_cleaned(archive, scratch):
     os.utime(leftover, (old, old))
     assert clean_scratch(older_than_seconds=3600) == 1
     assert not leftover.exists() and fresh.exists()
+
+
+def test_a_queued_job_no_worker_took_is_sent_again(archive, settings):
+    with TestCase.captureOnCommitCallbacks(execute=False):
+        job = enqueue(archive)  # the broker lost it: nothing ever ran
+    fresh = timezone.now()
+    assert expire_stale_publications(now=fresh) == []  # queued moments ago: a worker may take it
+    lease = dt.timedelta(seconds=settings.ATLAS_PUBLICATION_LEASE_SECONDS + 1)
+    with TestCase.captureOnCommitCallbacks(execute=True):
+        assert expire_stale_publications(now=fresh + lease) == [str(job.id)]
+    job.refresh_from_db()
+    assert job.status == "published" and job.attempts == 1
