@@ -32,6 +32,8 @@ from benchmarks.report import Row, emit, emit_limit, median_ms
 from benchmarks.sqlite_copy import TABLE, copy_table
 
 FILTER = "type=RLVR&sort=-rows"
+# A family sorted by rows: the shape issue 24 found short of Datasette (the API only).
+FAMILY_FILTER = "family=text-to-sql&sort=-rows"
 GOAL_ROWS = (50, 500)  # the page sizes issue 12 sets goals for
 ROWS_FROM = f' FROM "{TABLE}" '
 
@@ -44,6 +46,7 @@ class Case:
     rows: int
     filtered: bool
     datasette_sort: tuple[str, str]  # Datasette's sort parameter and column
+    yardstick: bool = True  # the filtered answer the unfiltered landing is judged against
 
 
 def cases() -> list[Case]:
@@ -57,6 +60,10 @@ def cases() -> list[Case]:
             found.append(Case(label, path, kind, rows, True, by_rows))
         # The landing's default page size is 100: the filtered 100-row answer is its yardstick.
         found.append(Case(f"{prefix} unfiltered landing", prefix, kind, 100, False, by_name))
+    for rows in GOAL_ROWS:
+        path = f"/api/sources/?{FAMILY_FILTER}&page_size={rows}"
+        label = f"/api/sources/ family + sort by rows, {rows} rows"
+        found.append(Case(label, path, "api", rows, True, by_rows, yardstick=False))
     return found
 
 
@@ -208,7 +215,7 @@ def report(
         "api": {"raw": "raw psycopg + orjson", "datasette": "Datasette JSON (SQLite)"},
         "page": {"raw": "raw psycopg bare table", "datasette": "Datasette HTML (SQLite)"},
     }
-    filtered = {(case.kind, case.rows): case for case in chosen if case.filtered}
+    filtered = {(case.kind, case.rows): case for case in chosen if case.filtered and case.yardstick}
     for case in chosen:
         figure = f"{case.label}, {size:,} sources, p50 of {rounds}"
         atlas_ms = medians[case.label]["atlas"]

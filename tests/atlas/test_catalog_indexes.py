@@ -1,4 +1,4 @@
-"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006) exist after
+"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006, 0011) exist after
 migrating; their use is checked with EXPLAIN at 100,000 rows by ``benchmarks/catalog.py``."""
 
 from __future__ import annotations
@@ -10,7 +10,10 @@ from django.db import connection
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres_only]
 
-LIST_INDEXES = importlib.import_module("atlas.migrations.0006_catalog_filter_indexes").INDEXES
+LIST_INDEXES = (
+    *importlib.import_module("atlas.migrations.0006_catalog_filter_indexes").INDEXES,
+    *importlib.import_module("atlas.migrations.0011_catalog_family_rows_index").INDEXES,
+)
 
 
 def test_catalog_list_indexes_exist():
@@ -25,9 +28,34 @@ def test_catalog_list_indexes_exist():
     # The sort keys match ordering_for(): nulls last, ties by id; partial on active rows.
     assert "task_count DESC NULLS LAST, id" in found["catalog_src_type_rows"]
     assert "INCLUDE (origin, kind, status, effective_quality)" in found["catalog_src_type_rows"]
+    assert (
+        "(family, task_count DESC NULLS LAST, id) INCLUDE (origin, kind, status, "
+        "effective_quality)" in found["catalog_src_family_rows"]
+    )
     # Every column a count reads, so the other facet filters count from the index alone.
     assert (
         "(turns, family, is_benchmark) INCLUDE (origin, kind, task_count, status, "
         "effective_quality, type)" in found["catalog_src_facet_counts"]
     )
     assert all(found[name].endswith("WHERE active") for name in LIST_INDEXES)
+
+
+def test_a_family_sorted_by_rows_reads_its_own_index(client, write_catalog):
+    """The family filter's rows and count, as the API asks them, are planned on the family's
+    index (forced past the small table's sequential scan)."""
+    from django.test.utils import CaptureQueriesContext
+
+    from tests.atlas.test_catalog_helpers import make_row, seed
+
+    seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", family=("text-to-sql", "math")[n % 2],
+                                  task_count=n) for n in range(40)])  # fmt: skip
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get("/api/sources/?family=text-to-sql&sort=-rows&page_size=25")
+    assert response.status_code == 200 and response.json()["count"] == 20
+    statements = [q["sql"] for q in queries.captured_queries if "catalog_sources" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        for statement in statements[-2:]:  # the count and the page of rows
+            cursor.execute(f"EXPLAIN {statement}")
+            plan = "\n".join(line for (line,) in cursor.fetchall())
+            assert "catalog_src_family_rows" in plan, plan

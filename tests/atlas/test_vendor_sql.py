@@ -14,6 +14,7 @@ STEPS = {
     "atlas.migrations.0002_catalog_read_indexes": ("FORWARD", "BACKWARD", None, None),
     "atlas.migrations.0005_catalog_list_indexes": ("FORWARD", "BACKWARD", None, None),
     "atlas.migrations.0006_catalog_filter_indexes": ("FORWARD", "BACKWARD", None, None),
+    "atlas.migrations.0011_catalog_family_rows_index": ("FORWARD", "BACKWARD", None, None),
     "reviews.migrations.0002_defect_invariant_triggers": (
         "POSTGRES_INSTALL", "POSTGRES_REMOVE", "SQLITE_INSTALL", "SQLITE_REMOVE"),
     "reviews.migrations.0004_defect_invariant_display_and_resolution": (
