@@ -4,8 +4,10 @@ Every reader of a date-time — catalog artifact validation, definitions, the di
 validation and pages, difficulty publication — goes through here, so a value accepted in one place
 reads the same everywhere (a lowercase ``t``/``z`` collection once published but showed "Review date
 unknown"). The grammar is RFC 3339 §5.6 as JSON Schema's ``date-time`` format checks it: ``T`` or
-``t`` between date and time, ``Z``/``z`` or a ``±HH:MM`` offset within a day, any number of
-fraction digits (kept to microseconds).
+``t`` between date and time, ``Z``/``z`` or a ``±HH:MM`` offset, any number of fraction digits
+(kept to microseconds). The offset is narrower than RFC 3339's day: PostgreSQL stores a zone
+displacement only within ±15:59, and a valid ``+23:59`` once reached it and broke a sync, a refresh
+and a publication with a bare ``DataError``.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ _RFC3339 = re.compile(
     r"(?P<offset>[Zz]|(?P<sign>[+-])(?P<off_hour>\d{2}):(?P<off_minute>\d{2}))$"
 )
 _DATE = re.compile(r"^(?P<year>\d{4})-(?P<month>\d{2})-(?P<day>\d{2})$")
+MAX_OFFSET = dt.timedelta(hours=15, minutes=59)  # what PostgreSQL's timestamptz input takes
 
 
 class InvalidTimestamp(ValueError):
@@ -38,6 +41,10 @@ def parse(text: Any) -> dt.datetime:
         if hours > 23 or minutes > 59:
             raise InvalidTimestamp(f"offset out of range: {text!r}")
         offset = dt.timedelta(hours=hours, minutes=minutes)
+        if offset > MAX_OFFSET:
+            raise InvalidTimestamp(
+                f"UTC offset beyond ±15:59, which the database cannot store: {text!r}"
+            )
         if part["sign"] == "-":
             offset = -offset
     fraction = (part["fraction"] or "")[:6].ljust(6, "0")

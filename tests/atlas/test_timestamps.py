@@ -18,7 +18,8 @@ UTC = dt.UTC
         ("2025-03-03t12:00:00z", dt.datetime(2025, 3, 3, 12, tzinfo=UTC)),
         ("2025-03-03T12:00:00.1234567Z", dt.datetime(2025, 3, 3, 12, 0, 0, 123456, tzinfo=UTC)),
         ("2025-03-03T14:30:00+02:30", dt.datetime(2025, 3, 3, 12, tzinfo=UTC)),
-        ("2025-03-03T00:00:00-23:59", dt.datetime(2025, 3, 3, 23, 59, tzinfo=UTC)),
+        ("2025-03-03T00:00:00-15:59", dt.datetime(2025, 3, 3, 15, 59, tzinfo=UTC)),
+        ("2025-03-03T23:59:00+15:59", dt.datetime(2025, 3, 3, 8, 0, tzinfo=UTC)),
     ],
 )
 def test_parses_rfc3339_date_times(text, expected):
@@ -31,6 +32,8 @@ def test_parses_rfc3339_date_times(text, expected):
         "2025-03-03", "2025-03-03 12:00:00Z", "20250303T120000Z", "2025-03-03T12:00Z",
         "2025-03-03T12:00:00", "2025-03-03T12:00:00+24:00", "2025-02-30T12:00:00Z",
         "2025-03-03T12:00:60Z", "", None, 5,
+        # Valid RFC 3339, beyond what PostgreSQL stores.
+        "2025-03-03T00:00:00-23:59", "2025-03-03T00:00:00+16:00", "2025-03-03T00:00:00-16:00",
     ],
 )  # fmt: skip
 def test_refuses_what_rfc3339_does_not_allow(text):

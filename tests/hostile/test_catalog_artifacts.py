@@ -53,6 +53,11 @@ CASES = [
     ("javascript-url", {"url": "javascript:alert(1)"}, "url"),
     ("data-verifier-url", {"verifier_url": "data:text/html,x"}, "verifier_url"),
     ("review-date-offset", {"review_date": "2025-01-01T00:00:00+25:00"}, "review_date"),
+    # Valid RFC 3339 offsets the database cannot store (±15:59 at most).
+    *(
+        (f"review-date-{offset}", {"review_date": f"2025-01-01T00:00:00{offset}"}, "review_date")
+        for offset in ("+23:59", "-16:00", "+16:00", "-23:59")
+    ),
     ("tags-not-strings", {"tags": ["rlvr", 5]}, "tags"),
     ("grading-scope-junk", {"grading_scope": {"mode": "verifyit", "agents": [{"x": 1}]}},
      "grading_scope.agents[0]"),

@@ -54,7 +54,8 @@ ODD_STRINGS = [
 ODD_TIMES = [
     "9999-12-31T23:59:59-23:59", "0001-01-01T00:00:00+01:00", "9999-12-31T00:00:00Z",
     "2025-13-01T00:00:00Z", "2025-02-29T00:00:00Z", "2025-03-03t12:00:00z",
-    "2025-03-03T12:00:00+24:00", "2025-03-03T12:00:00.1234567890Z",
+    "2025-03-03T12:00:00+24:00", "2025-03-03T12:00:00.1234567890Z", "2025-03-03T12:00:00+23:59",
+    "2025-03-03T12:00:00-16:00",
 ]  # fmt: skip
 ODD_PATHS = [
     "x" * 300, "a/" * 200 + "b", "d/" + "x" * 256 + "/f.json", "../escape.json", "/etc/passwd",
@@ -416,6 +417,22 @@ def test_a_judgment_time_beyond_the_calendar_in_utc(review_run):
         "Review collection does not match quality-review.schema.json at /reviews/0/reviewed_at: "
         "'9999-12-31T23:59:59-23:59' is not a 'date-time'"
     )
+
+
+@pytest.mark.parametrize("offset", ["+23:59", "-16:00"])
+def test_a_judgment_time_with_an_offset_the_database_cannot_store(review_run, offset, tables):
+    collection = json.loads((review_run / "quality-reviews.json").read_bytes())
+    moment = f"2025-03-03T12:00:00{offset}"
+    collection["reviews"][0]["reviewed_at"] = moment
+    (review_run / "quality-reviews.json").write_bytes(json_bytes(collection))
+    tables.before()
+    with pytest.raises(PublicationRejected) as refused:
+        publish(review_run)
+    assert str(refused.value) == (
+        "Review collection does not match quality-review.schema.json at /reviews/0/reviewed_at: "
+        f"'{moment}' is not a 'date-time'"
+    )
+    tables.assert_unchanged()
 
 
 def test_a_review_run_file_named_with_bytes_that_are_not_utf8(review_run):
