@@ -39,7 +39,7 @@ run: install ## install, build and sync the packaged catalog, serve on http://$(
 	$(SERVED)
 	$(MANAGE) run_catalog $(HOST):$(PORT)
 
-demo: catalog ## like run, plus labelled example reviews, difficulty reports and a resolved defect
+demo: catalog ## like run, plus example reviews made by make_review (labelled), a resolved defect and difficulty
 	@mkdir -p var
 	$(MANAGE) publish_examples > var/examples.json
 	@echo "Example publications: var/examples.json"

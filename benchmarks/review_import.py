@@ -158,9 +158,9 @@ def main() -> None:
     from atlas.services.sync import sync_catalog
     from benchmarks.report import Row, emit
     from reviews.collection_checks import shipped_validator
-    from reviews.examples import EXAMPLE_PROFILES, spec_for_row, write_run_directory
     from reviews.models import Review
     from reviews.publication import publish_run_directory
+    from tests.reviews.example_runs import EXAMPLE_PROFILES, spec_for_row, write_run_directory
 
     try:
         call_command("migrate", verbosity=0)

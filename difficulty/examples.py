@@ -1,245 +1,267 @@
-"""Example difficulty evidence for an example review run directory. Every file written here is an
-example: its limitations say so, and none of its numbers describe a real measurement."""
+"""The example reviews of ``make demo``, made by the shipped tools (issue 23 §6).
+
+Nothing here writes a collection or a report by hand. A MarinSkyRL-shaped checkout is built from
+the installed ``skyrl_gym`` (``reviews.examples.marinskyrl``) with a real, deliberate verifier
+defect at one commit — its gsm8k environment keeps thousands separators, so a correct
+``#### 2,006`` is rejected — and the fix at the next. The product's scripted chat server answers
+as solver and judges (``reviews.examples.review_model``; every opinion's summary starts with the
+example notice, so each collection shows as "Example review — not a real judgment"). Then the
+commands a curator runs, in a curator's order, for ``MarinSkyRL:gsm8k``:
+
+make_review at the buggy commit → publish_review (Good: a failed solver is no defect) →
+reproduce_defect → publish_review → confirm_verifier_issue (Some issues, difficulty withheld) →
+make_review at the fixed commit → validate_fix → publish_review (capped) → resolve_verifier_issue
+→ publish_review (Good returns) → make_difficulty → publish_difficulty.
+
+It lives in the difficulty app because it publishes both kinds (an app imports only from the
+apps below it). The issue URL names an examples repository, not a real defect.
+"""
 
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from io import StringIO
 from pathlib import Path
 from typing import Any
 
+from django.core.management import call_command
+
+from atlas.api import source_row
+from atlas.example_notice import EXAMPLE_NOTICE
+from atlas.models import Source
 from difficulty.registry import current_protocol
-from difficulty.wilson import wilson_95
+from reviews.examples.chat_server import ChatServer
+from reviews.examples.marinskyrl import (
+    SOURCE_ID,
+    DefectCommits,
+    add_separator_defect,
+    build_checkout,
+    gsm8k_blocks,
+    gsm8k_rows,
+    write_parquet,
+)
+from reviews.examples.review_model import ReviewModel
+from reviews.models import VerifierIssue
 
-EXAMPLE_LIMITATION = "Example report generated for demonstration and tests; not a real measurement."
-EXAMPLE_TASK_IDS = ("task-1", "task-2", "task-10")
-EXAMPLE_ESTIMATED_AT = "2026-01-15T12:00:00Z"
-HISTORY_EXAMPLE = "difficulty/history/20250601T000000Z-000000000000.json"
-INVALID_EXAMPLE = "difficulty/examples/invalid-protocol-report.json"
-GENERATION_FOLLOWUP = "difficulty/followups/generation-setting/difficulty.json"
-HOSTED_FOLLOWUP = "difficulty/followups/hosted/difficulty.json"
-SOLVED_BY_SIZE = {"small": 1, "large": 2, "hosted": 3}
-
-
-def _model_entry(*, size: str, solved: int) -> dict[str, Any]:
-    protocol = current_protocol()
-    role = protocol.required_role(size)
-    parameters = protocol.applied_parameters(role)
-    verifier = {
-        requirement.key: {**requirement.equals, "max_output_tokens": 4096}
-        for requirement in protocol.verifier_requirements
-    }
-    verified = len(EXAMPLE_TASK_IDS)
-    outcomes = []
-    for index, task_id in enumerate(EXAMPLE_TASK_IDS):
-        passed = index < solved
-        outcomes.append(
-            {
-                "task_id": task_id,
-                "row_index": index,
-                "verification": {
-                    "status": "verified",
-                    "score": 1.0 if passed else 0.0,
-                    "passed": passed,
-                    "reason": "Example verifier outcome.",
-                },
-                "verifier_executed": True,
-                "done": True,
-                "attempt_complete": passed,
-                "stop_reason": "stop" if passed else "length",
-                "turns": 1,
-                "execution_path": f"difficulty/{size}/attempts/{task_id}",
-            }
-        )
-    return {
-        "size": size,
-        "model": role.model,
-        "model_revision": None if role.provider else "0" * 40,
-        "provider": role.provider or "Example local model service",
-        "solved": solved,
-        "verified": verified,
-        "unverified": 0,
-        "attempted": verified,
-        "solve_rate": solved / verified,
-        "wilson_95": wilson_95(solved=solved, verified=verified),
-        "generation_parameters": parameters,
-        "serving_configuration": {"engine": "example", "dtype": "bfloat16"},
-        "generation_qc": {"output_budget_exhausted": verified - solved, "no_final_answer": 0},
-        "verifier_configuration": verifier,
-        "task_outcomes": outcomes,
-    }
+EXAMPLE_ISSUE = "https://github.com/open-athena/rl-data-atlas-examples/issues/1"
+EXAMPLE_CURATOR = "example-curator"
+REVIEW_MODEL = "example/scripted-reviewer"
+# Three prepared rows whose sums need a thousands separator: 2,006, 2,011 and 2,016.
+ROW_OFFSET = 400
+ROWS = 3
+# The solver answers this task off by one: the review's saved wrong answer, a control.
+WRONG_TOTAL = 2011
+STATEMENT = (
+    "Example: the gsm8k verifier rejects correct answers written with a thousands separator."
+)
+# Difficulty arms: which tasks (by their correct total) each role's scripted model gets wrong.
+ROLE_MISSES = {"small": {2011, 2016}, "large": {2016}, "hosted": set()}
 
 
-def example_report(*, atlas_id: str, source_revision: str | None) -> dict[str, Any]:
-    """A current, protocol-conforming example report with three arms."""
-    protocol = current_protocol()
-    report: dict[str, Any] = {
-        "atlas_id": atlas_id,
-        "estimated_at": EXAMPLE_ESTIMATED_AT,
-        "sampling": {"task_count": len(EXAMPLE_TASK_IDS), "method": "seeded random", "seed": 42},
-        "split": "train",
-        "population_count": 100,
-        "protocol": {
-            "id": protocol.id,
-            **protocol.limits,
-            "artifacts": [],
-            "run_identities": [
-                {"size": size, "run_identity_path": f"difficulty/{size}/run.json"}
-                for size in SOLVED_BY_SIZE
-            ],
-        },
-        "models": [_model_entry(size=s, solved=n) for s, n in SOLVED_BY_SIZE.items()],
-        "protocol_followups": [],
-        "limitations": [EXAMPLE_LIMITATION],
-    }
-    if source_revision is not None:
-        report["source_revision"] = source_revision
-    return report
+class ExampleWalkError(Exception):
+    """The examples cannot be made in this database; the message says why."""
 
 
-def invalid_example_report(*, atlas_id: str, source_revision: str | None) -> dict[str, Any]:
-    """Carries the current protocol id with a wrong output limit, so it classifies as invalid."""
-    report = example_report(atlas_id=atlas_id, source_revision=source_revision)
-    report["protocol"]["max_output_tokens"] = 8192
-    report["limitations"] = [EXAMPLE_LIMITATION, "Example of an invalid protocol record."]
-    return report
+@dataclass
+class ExampleWalk:
+    """One ``make demo`` run: its folder, checkout, chat server and what each step printed."""
 
+    root: Path
+    checkout: DefectCommits
+    server: ChatServer
+    results: list[dict[str, Any]] = field(default_factory=list)
+    progress: Callable[[str], None] = lambda _text: None
 
-def historical_example_report(*, atlas_id: str) -> dict[str, Any]:
-    report = example_report(atlas_id=atlas_id, source_revision=None)
-    report["estimated_at"] = "2025-06-01T00:00:00Z"
-    report["protocol"]["id"] = "atlas-difficulty-qwen35-9b"
-    report["models"][0]["model"] = "Qwen/Qwen3.5-9B"
-    report["limitations"] = [EXAMPLE_LIMITATION, "Example of an archived earlier comparison."]
-    return report
+    def run(self, command: str, *args: str) -> str:
+        """A shipped command, as a curator runs it; returns what it printed."""
+        self.progress(f"{command} {' '.join(args[:2])}")
+        out = StringIO()
+        call_command(command, *args, stdout=out, stderr=StringIO())
+        return out.getvalue()
 
+    def publish(self, run_dir: Path) -> dict[str, Any]:
+        printed = self.run("publish_review", "--run-dir", str(run_dir), "--atlas-id", SOURCE_ID)
+        result = json.loads(printed)
+        self.results.append(result)
+        return result
 
-def _followups(report: dict[str, Any]) -> list[dict[str, Any]]:
-    large, hosted = report["models"][1], report["models"][2]
-    return [
-        {
-            "id": "example-generation-setting",
-            "state": "complete",
-            "kind": "generation_setting",
-            "changed_parameter": {"name": "max_tokens", "earlier": 16384, "new": 32768},
-            "model": large["model"],
-            "provider": large["provider"],
-            "model_revision": large["model_revision"],
-            "generation_parameters": {**large["generation_parameters"], "max_tokens": 32768},
-            "limitations": [EXAMPLE_LIMITATION],
-            "report_path": GENERATION_FOLLOWUP,
-            "original_report_path": "difficulty.json",
-            "solved": 3, "verified": 3, "unverified": 0, "attempted": 3, "solve_rate": 1.0,
-            "wilson_95": wilson_95(solved=3, verified=3),
-        },
-        {
-            "id": "example-hosted",
-            "state": "complete",
-            "kind": "alternate_checkpoint",
-            "model": hosted["model"],
-            "provider": hosted["provider"],
-            "model_revision": None,
-            "checkpoint_change": {"earlier": None, "new": "example-alternate-checkpoint"},
-            "generation_parameters": hosted["generation_parameters"],
-            "verifier_configuration_change": {"judges": "example judge configuration"},
-            "limitations": [EXAMPLE_LIMITATION],
-            "report_path": HOSTED_FOLLOWUP,
-            "original_report_path": "difficulty.json",
-            "solved": 2, "verified": 3, "unverified": 0, "attempted": 3, "solve_rate": 2 / 3,
-            "wilson_95": wilson_95(solved=2, verified=3),
-        },
-    ]  # fmt: skip
+    def step(self, name: str, printed: str) -> None:
+        self.results.append({"atlas_id": SOURCE_ID, "step": name, "printed": printed.strip()})
 
-
-def _write_json(path: Path, document: Any) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(document, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-
-
-def _write_attempt(*, run_dir: Path, model: dict[str, Any], outcome: dict[str, Any]) -> None:
-    base = run_dir / outcome["execution_path"]
-    prompt = f"Example task {outcome['task_id']}: what is 2 + 2?"
-    _write_json(base / "input.json", {"task_id": outcome["task_id"], "prompt": prompt})
-    turn = base / "solver" / "turn-000"
-    _write_json(
-        turn / "request.json",
-        {"model": model["model"], "messages": [{"role": "user", "content": prompt}],
-         **model["generation_parameters"]},
-    )  # fmt: skip
-    finish = outcome["stop_reason"]
-    _write_json(
-        turn / "response.json",
-        {
-            "id": f"example-{outcome['task_id']}",
-            "model": model["model"],
-            "choices": [{"index": 0, "finish_reason": finish,
-                         "message": {"role": "assistant", "content": "4" if finish == "stop"
-                                     else None, "reasoning_content": "Example reasoning."}}],
-            "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
-        },
-    )  # fmt: skip
-    event = {"event": "verify", "task_id": outcome["task_id"], **outcome["verification"]}
-    (base / "verifier-trace.jsonl").write_text(json.dumps(event) + "\n", encoding="utf-8")
-    (base / "verifier.stdout").write_text("Example verifier output.\n", encoding="utf-8")
-
-
-def _run_identity(*, model: dict[str, Any]) -> dict[str, Any]:
-    protocol = current_protocol()
-    return {
-        "record_kind": "example",
-        "config": {
+    def review_config(self, name: str, *, tasks: Path, revision: str) -> Path:
+        config = {
             "model": {
-                "name": model["model"],
-                "revision": model["model_revision"],
-                "provider": model["provider"],
-                "parameters": model["generation_parameters"],
-                "timeout": 600,
-                "context_budget": protocol.limits["max_input_tokens"],
-                "context_window": protocol.limits["context_window"],
+                "name": REVIEW_MODEL,
+                "base_url": self.server.base_url,
+                "timeout": 30,
+                "revision": None,
+                "parameters": {"temperature": 0.0, "max_tokens": 512},
+                "review_parameters": {"temperature": 0.0, "max_tokens": 4096},
+                "retry_backoff_seconds": 0.01,
             },
-            "runtime": {"agent_timeout": 900, "max_turns": 1, "worker_timeout": 1200},
-        },
-        "marinskyrl": {"commit": "0" * 40, "note": "Example identity."},
-        "tasks_sha256": "0" * 64,
-        "implementation": {"path": "make_review.py", "sha256": "0" * 64},
-    }
+            **gsm8k_blocks(
+                checkout=self.checkout.path,
+                tasks=tasks,
+                revision=revision,
+                agent_timeout=120,
+                worker_timeout=300,
+            ),
+        }
+        return self.write_json(name, config)
+
+    def write_json(self, name: str, document: Any) -> Path:
+        path = self.root / name
+        path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
+        return path
+
+    def atlas_row(self) -> Path:
+        """The source's row as ``/api/sources/<id>/`` serves it, saved for the offline tools."""
+        return self.write_json("atlas-row.json", source_row(Source.objects.get(id=SOURCE_ID)))
 
 
-def write_example_difficulty(
-    *, run_dir: Path, atlas_id: str, source_revision: str | None, with_followups: bool = True
-) -> dict[str, Any]:
-    """Write example difficulty evidence into an existing review run directory."""
-    report = example_report(atlas_id=atlas_id, source_revision=source_revision)
-    if with_followups:
-        report["protocol_followups"] = _followups(report)
-        for followup in report["protocol_followups"]:
-            _write_json(run_dir / followup["report_path"], example_report(
-                atlas_id=atlas_id, source_revision=source_revision))  # fmt: skip
-    for model in report["models"]:
-        _write_json(run_dir / f"difficulty/{model['size']}/run.json", _run_identity(model=model))
-        for outcome in model["task_outcomes"]:
-            _write_attempt(run_dir=run_dir, model=model, outcome=outcome)
-    _write_json(
-        run_dir / "difficulty/context.json",
-        {
-            "reviewer_rollout_baseline": {
-                "solved": 2, "verified": 3, "attempted": 3, "unverified": 0,
-                "configured_model_reviewers": [{"label": "Example judge"}],
-                "limitations": [EXAMPLE_LIMITATION],
-            },
-            "historical_reference": {
-                "applicability": "Example: not applicable to any real source.",
-                "limitations": [EXAMPLE_LIMITATION],
-                "artifact_path": "difficulty/issue-8942-example.md",
-            },
-        },
+def already_published() -> list[dict[str, Any]] | None:
+    """The walk ends with the example defect resolved: then this database has the examples."""
+    issue = VerifierIssue.objects.filter(source_id=SOURCE_ID, issue_url=EXAMPLE_ISSUE).first()
+    if issue is None:
+        return None
+    if issue.status != VerifierIssue.Status.RESOLVED:
+        raise ExampleWalkError(
+            f"an earlier publish_examples stopped before resolving {EXAMPLE_ISSUE}; the examples "
+            "belong in a fresh database (remove var/atlas.sqlite3 and run make demo again)"
+        )
+    return [{"atlas_id": SOURCE_ID, "verifier_issue": issue.issue_url, "status": issue.status}]
+
+
+def publish_examples(
+    *, output: Path, progress: Callable[[str], None] = lambda _text: None
+) -> list[dict[str, Any]]:
+    """Make and publish the examples into ``output`` (emptied first); what each step printed.
+    Already published in this database → nothing runs again."""
+    done = already_published()
+    if done is not None:
+        return done
+    source = Source.objects.filter(id=SOURCE_ID, active=True).first()
+    if source is None:
+        raise ExampleWalkError(f"{SOURCE_ID} is not in the synced catalog (run make catalog)")
+    if output.exists():
+        shutil.rmtree(output)
+    output.mkdir(parents=True)
+    checkout = add_separator_defect(build_checkout(output / "MarinSkyRL"))
+    tasks = write_parquet(
+        output / "data" / "gsm8k-train.parquet", gsm8k_rows(ROWS, offset=ROW_OFFSET)
+    )
+    solver = ReviewModel(
+        separators=True, wrong_totals=frozenset({WRONG_TOTAL}), notice=EXAMPLE_NOTICE
+    )
+    with ChatServer(default=solver) as server:
+        for size, misses in ROLE_MISSES.items():
+            server.models[current_protocol().required_role(size).model] = ReviewModel(
+                wrong_totals=frozenset(misses), notice=EXAMPLE_NOTICE
+            )
+        walk = ExampleWalk(root=output, checkout=checkout, server=server, progress=progress)
+        revision = source.payload.get("dataset_revision")
+        config = walk.review_config("review-config.json", tasks=tasks, revision=revision)
+        _defect_walk(walk, config=config)
+        _difficulty(walk, tasks=tasks)
+    return walk.results
+
+
+def _make_review(walk: ExampleWalk, *, config: Path, name: str) -> Path:
+    run_dir = walk.root / name
+    walk.run(
+        "make_review", "--config", str(config), "--n", str(ROWS), "--seed", "42",
+        "--output", str(run_dir), "--jobs", "2",
     )  # fmt: skip
-    (run_dir / "difficulty/issue-8942-example.md").write_text(
-        "Example placeholder for saved issue #8942 evidence.\n", encoding="utf-8"
+    return run_dir
+
+
+def _suspect_attempts(run_dir: Path) -> list[str]:
+    """The task folders whose saved answer is correct, written with a separator, and rejected:
+    every task but the one the solver got wrong (the sample order is seeded)."""
+    suspects = []
+    for attempt in sorted(run_dir.glob("tasks/*/attempt.json")):
+        responses = attempt.parent.glob("execution-*/solver/turn-*/response.json")
+        if not any(f"#### {WRONG_TOTAL + 1:,}" in path.read_text("utf-8") for path in responses):
+            suspects.append(attempt.parent.relative_to(run_dir).as_posix())
+    return suspects
+
+
+def _defect_walk(walk: ExampleWalk, *, config: Path) -> None:
+    issue = ("--issue-url", EXAMPLE_ISSUE)
+    curator = ("--curator", EXAMPLE_CURATOR)
+    buggy = _make_review(walk, config=config, name="gsm8k-review")
+    walk.publish(buggy)
+    attempts = [arg for folder in _suspect_attempts(buggy) for arg in ("--attempt", folder)]
+    reproduction = walk.root / "gsm8k-defect"
+    walk.step(
+        "reproduce_defect",
+        walk.run(
+            "reproduce_defect", "--run-dir", str(buggy), *attempts, "--kind", "verifier",
+            *issue, "--expect", "accepted", "--saved-answer", "--statement", STATEMENT,
+            *curator, "--output", str(reproduction),
+        ),
+    )  # fmt: skip
+    confirming = walk.publish(reproduction)
+    confirmed = walk.run(
+        "confirm_verifier_issue", "--atlas-id", SOURCE_ID, *issue,
+        "--review-id", confirming["review_id"],
+    )  # fmt: skip
+    walk.results.append(json.loads(confirmed))
+    walk.checkout.at(walk.checkout.fixed)
+    fixed = _make_review(walk, config=config, name="gsm8k-fixed")
+    resolution = walk.root / "gsm8k-resolution"
+    walk.step(
+        "validate_fix",
+        walk.run(
+            "validate_fix", "--confirming", str(reproduction), "--review", str(fixed),
+            "--atlas-row", str(walk.atlas_row()), *curator, "--output", str(resolution),
+        ),
+    )  # fmt: skip
+    capped = walk.publish(resolution)
+    resolved = walk.run(
+        "resolve_verifier_issue", "--atlas-id", SOURCE_ID, *issue,
+        "--resolution-review-id", capped["review_id"],
+    )  # fmt: skip
+    walk.results.append(json.loads(resolved))
+    walk.publish(resolution)  # resolution never restores Good by itself: publishing again does
+
+
+def _difficulty(walk: ExampleWalk, *, tasks: Path) -> None:
+    """Measure the Good source with the protocol's three roles (each a scripted model here)."""
+    source = Source.objects.get(id=SOURCE_ID)
+    if source.effective_quality != "good":
+        return
+    current = walk.root / "gsm8k-resolution" / "quality-reviews.json"
+    blocks = gsm8k_blocks(
+        checkout=walk.checkout.path,
+        tasks=tasks,
+        revision=source.payload.get("dataset_revision"),
+        agent_timeout=120,
+        worker_timeout=300,
     )
-    _write_json(run_dir / HISTORY_EXAMPLE, historical_example_report(atlas_id=atlas_id))
-    _write_json(
-        run_dir / INVALID_EXAMPLE,
-        invalid_example_report(atlas_id=atlas_id, source_revision=source_revision),
-    )
-    _write_json(run_dir / "difficulty.json", report)
-    return report
+    blocks["source"].update(grading_snapshot=str(walk.atlas_row()), current_review=str(current))
+    protocol = current_protocol()
+    roles = {}
+    for size in ROLE_MISSES:
+        role = protocol.required_role(size)
+        roles[size] = {
+            "base_url": walk.server.base_url,
+            "model": role.model,
+            "timeout": 30,
+            "retry_backoff_seconds": 0.01,
+            **({"provider": role.provider} if role.provider else {"revision": None}),
+        }
+    config = walk.write_json("difficulty-config.json", {"roles": roles, **blocks})
+    run_dir = walk.root / "gsm8k-difficulty"
+    walk.step(
+        "make_difficulty",
+        walk.run(
+            "make_difficulty", "--config", str(config), "--atlas-id", SOURCE_ID,
+            "-n", str(ROWS), "--output", str(run_dir), "--jobs", "3",
+        ),
+    )  # fmt: skip
+    printed = walk.run("publish_difficulty", "--run-dir", str(run_dir), "--atlas-id", SOURCE_ID)
+    walk.results.append(json.loads(printed))

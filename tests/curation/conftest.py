@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from tests.model_server import ModelServer, RecordedRequest
+from reviews.examples.marinskyrl import DefectCommits, add_separator_defect
+from tests.model_server import ModelServer
 from tests.production.conftest import (  # noqa: F401 - fixtures used by name
     api_key,
     checkout,
@@ -24,58 +24,27 @@ from tests.production.conftest import (  # noqa: F401 - fixtures used by name
     write_parquet,
 )
 from tests.production.helpers import make_review
-from tests.production.review_model import SUM, ReviewModel
+from tests.production.review_model import ReviewModel
 
-UTILS = Path("skyrl-gym/skyrl_gym/envs/gsm8k/utils.py")
-STRIPPED = '.replace(",", "").replace("$", "")'
-BUGGY = '.replace("$", "")'
 ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/4242"
 # Two prepared rows whose sums need a thousands separator: 1201 + 805 and 1204 + 807.
 ROW_OFFSET = 400
 WRONG_TOTAL = 2011  # the solver answers this task off by one: a saved wrong answer
 
 
-class SeparatorModel(ReviewModel):
-    """Writes every total with a thousands separator (``#### 2,006``); gets one task wrong."""
-
-    def solver_answer(self, request: RecordedRequest) -> str:
-        text = " ".join(str(m.get("content")) for m in request.messages if m["role"] == "user")
-        match = SUM.search(text)
-        total = int(match.group(1)) + int(match.group(2)) if match else 0
-        if total == WRONG_TOTAL:
-            total += 1
-        return f"Adding the numbers gives {total:,}.\n#### {total:,}"
-
-
-@dataclass(frozen=True)
-class DefectCheckout:
-    path: Path
-    good: str
-    buggy: str
-    fixed: str
-
-    def at(self, commit: str) -> None:
-        git(self.path, "checkout", "-q", commit)
-
-
 @pytest.fixture
-def defect_checkout(checkout) -> DefectCheckout:  # noqa: F811 - the production fixture
-    good = git(checkout, "rev-parse", "HEAD").strip()
-    utils = checkout / UTILS
-    source = utils.read_text(encoding="utf-8")
-    assert source.count(STRIPPED) == 1
-    utils.write_text(source.replace(STRIPPED, BUGGY), encoding="utf-8")
-    buggy = commit_all(checkout, "gsm8k: keep the answer as written")
-    utils.write_text(source, encoding="utf-8")
-    fixed = commit_all(checkout, "gsm8k: strip thousands separators again")
-    repo = DefectCheckout(path=checkout, good=good, buggy=buggy, fixed=fixed)
-    repo.at(buggy)
-    return repo
+def defect_checkout(checkout) -> DefectCommits:  # noqa: F811 - the production fixture
+    return add_separator_defect(checkout)
+
+
+def separator_model() -> ReviewModel:
+    """Writes every total with a thousands separator (``#### 2,006``); gets one task wrong."""
+    return ReviewModel(separators=True, wrong_totals=frozenset({WRONG_TOTAL}))
 
 
 @pytest.fixture
 def model_server() -> Iterator[ModelServer]:
-    with ModelServer(default=SeparatorModel()) as server:
+    with ModelServer(default=separator_model()) as server:
         yield server
 
 

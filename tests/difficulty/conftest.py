@@ -13,10 +13,10 @@ import pytest
 
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
-from difficulty.examples import example_report, write_example_difficulty
 from difficulty.publication import publish_difficulty_run
 from reviews.models import Review, ReviewArtifact
 from tests.conftest import make_row
+from tests.difficulty.example_reports import example_report, write_example_difficulty
 
 ATLAS_ID = "MarinSkyRL:difficulty-example"
 DATA_REVISION = "a" * 40

@@ -10,12 +10,16 @@ from atlas.models import Source
 from atlas.services.display import display_states, snapshot_of
 from difficulty.compact_chart import render_compact_chart
 from difficulty.eligibility import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
-from difficulty.examples import HISTORY_EXAMPLE, INVALID_EXAMPLE, invalid_example_report
 from difficulty.publication import publish_difficulty_run
 from difficulty.selectors import report_summary
 from reviews.models import Review, VerifierIssue
 from reviews.selectors import review_page
 from tests.difficulty.conftest import ATLAS_ID, add_artifact, make_source
+from tests.difficulty.example_reports import (
+    HISTORY_EXAMPLE,
+    INVALID_EXAMPLE,
+    invalid_example_report,
+)
 
 pytestmark = pytest.mark.django_db
 

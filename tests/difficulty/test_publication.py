@@ -11,7 +11,6 @@ from django.core.management import CommandError, call_command
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.attestation import ATTESTATION_PATH
-from difficulty.examples import HISTORY_EXAMPLE, INVALID_EXAMPLE
 from difficulty.publication import (
     RESULT_FILE,
     DifficultyPublicationError,
@@ -20,6 +19,7 @@ from difficulty.publication import (
 )
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from tests.difficulty.conftest import ATLAS_ID, make_source
+from tests.difficulty.example_reports import HISTORY_EXAMPLE, INVALID_EXAMPLE
 
 pytestmark = pytest.mark.django_db
 

@@ -27,12 +27,12 @@ import pytest
 from django.db import transaction
 from django.test import TestCase
 
-from difficulty.examples import write_example_difficulty
 from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
 from reviews.models import ReviewArtifact, ReviewPublication
 from reviews.validation import PublicationRejected
 from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID
 from tests.difficulty.conftest import make_source as make_difficulty_source
+from tests.difficulty.example_reports import write_example_difficulty
 from tests.hostile.conftest import fingerprint
 from tests.reviews.builders import (
     GRADING_REVISION,

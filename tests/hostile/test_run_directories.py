@@ -164,7 +164,7 @@ def test_a_cited_hard_link_out_of_the_run(source, tmp_path, tables):
     ids=["nan", "nul", "lone-surrogate", "future"],
 )  # fmt: skip
 def test_bad_difficulty_reports(tmp_path, tables, edit, message):
-    from difficulty.examples import write_example_difficulty
+    from tests.difficulty.example_reports import write_example_difficulty
 
     make_difficulty_source()
     run_dir = tmp_path / "difficulty-run"

@@ -1,88 +1,36 @@
 """Fixtures for review production: a MarinSkyRL-shaped git checkout built from the installed
-``skyrl_gym`` package, prepared gsm8k Parquet rows, the test model server and a config writer."""
+``skyrl_gym`` package and prepared gsm8k Parquet rows (``reviews.examples.marinskyrl``, shared
+with ``make demo``), the test model server and a config writer."""
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 import pytest
-import skyrl_gym
 
+from reviews.examples.marinskyrl import (  # noqa: F401 - shared with the demo and the scripts
+    DATASET_REVISION,
+    GIT_ENV,
+    REPOSITORY,
+    SOURCE_ID,
+    VERIFYIT_PIN,
+    build_checkout,
+    commit_all,
+    git,
+    gsm8k_blocks,
+    gsm8k_rows,
+    write_parquet,
+)
 from tests.model_server import ModelServer
 from tests.production.review_model import ReviewModel
 
-VERIFYIT_PIN = "0123456789abcdef0123456789abcdef01234567"
-SOURCE_ID = "MarinSkyRL:gsm8k"
-REPOSITORY = "openai/gsm8k"
-DATASET_REVISION = "740312add88f781978c0658806c59bc2815b9866"
 API_KEY_ENV = "ATLAS_TEST_MODEL_KEY"
 API_KEY = "sk-test-secret-7f3a9c1e5b"
-GIT_ENV = {
-    "GIT_AUTHOR_NAME": "Atlas Tests",
-    "GIT_AUTHOR_EMAIL": "tests@example.invalid",
-    "GIT_COMMITTER_NAME": "Atlas Tests",
-    "GIT_COMMITTER_EMAIL": "tests@example.invalid",
-}
-
-
-def git(checkout: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(checkout), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout
-
-
-def commit_all(checkout: Path, message: str) -> str:
-    git(checkout, "add", "-A")
-    git(checkout, "commit", "-q", "-m", message)
-    return git(checkout, "rev-parse", "HEAD").strip()
-
-
-def build_checkout(root: Path) -> Path:
-    """MarinSkyRL's layout: the Gym library (the real installed package), the trajectory runners
-    and the source registry, committed in a fresh git repository."""
-    package = Path(skyrl_gym.__file__).resolve().parent
-    shutil.copytree(
-        package, root / "skyrl-gym" / "skyrl_gym", ignore=shutil.ignore_patterns("__pycache__")
-    )
-    (root / "skyrl-gym" / "pyproject.toml").write_text(
-        '[project]\nname = "skyrl-gym"\nversion = "0.4.0"\ndependencies = [\n'
-        f'    "verifyit @ git+https://github.com/marin-community/verifyit@{VERIFYIT_PIN}",\n]\n',
-        encoding="utf-8",
-    )
-    runners = root / "skyrl-train" / "skyrl_train" / "trajectory_runners"
-    runners.mkdir(parents=True)
-    (root / "skyrl-train" / "skyrl_train" / "__init__.py").write_text("", encoding="utf-8")
-    (runners / "__init__.py").write_text(
-        '"""Trajectory runners."""\n\nRUNNER_NAMES = ("single_turn",)\n', encoding="utf-8"
-    )
-    (root / "marinskyrl").mkdir()
-    (root / "marinskyrl" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "marinskyrl" / "registry.py").write_text(
-        f'SOURCES = {{"{SOURCE_ID}": "gsm8k"}}\n', encoding="utf-8"
-    )
-    # The registry of sources and their transforms, a file the native attestation compares.
-    (root / "infra" / "rl_data").mkdir(parents=True)
-    (root / "infra" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "infra" / "rl_data" / "__init__.py").write_text("", encoding="utf-8")
-    (root / "infra" / "rl_data" / "sources.py").write_text(
-        f'GSM8K_DATASET = "{REPOSITORY}"\nSOURCES = {{"gsm8k": GSM8K_DATASET}}\n', encoding="utf-8"
-    )
-    git(root, "init", "-q", "-b", "main")
-    commit_all(root, "MarinSkyRL test checkout")
-    return root
 
 
 @pytest.fixture(scope="session")
@@ -96,55 +44,6 @@ def checkout(session_checkout, tmp_path) -> Path:
     target = tmp_path / "MarinSkyRL"
     shutil.copytree(session_checkout, target, symlinks=True)
     return target
-
-
-def gsm8k_rows(count: int, *, offset: int = 0) -> list[dict[str, Any]]:
-    """Prepared rows in the shape SkyRL's gsm8k environment expects."""
-    rows = []
-    for index in range(offset, offset + count):
-        a, b = 3 * index + 1, 2 * index + 5
-        rows.append(
-            {
-                "data_source": REPOSITORY,
-                "prompt": [
-                    {
-                        "role": "user",
-                        "content": f"Compute {a} + {b}. Let's think step by step and output "
-                        'the final answer after "####".',
-                    }
-                ],
-                "env_class": "gsm8k",
-                "reward_spec": {"method": "rule", "ground_truth": str(a + b)},
-                "extra_info": {"split": "train", "index": index},
-            }
-        )
-    return rows
-
-
-def gsm8k_blocks(*, checkout: Path, tasks: Path, **runtime: Any) -> dict[str, dict[str, Any]]:
-    """The ``runtime`` and ``source`` blocks of a config for the real gsm8k route."""
-    return {
-        "runtime": {
-            "marinskyrl_checkout": str(checkout),
-            "gym_python": sys.executable,
-            "max_turns": 1,
-            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
-            **runtime,
-        },
-        "source": {
-            "source_id": SOURCE_ID,
-            "repository": REPOSITORY,
-            "revision": DATASET_REVISION,
-            "tasks_path": str(tasks),
-            "format": "skyrl_prepared",
-        },
-    }
-
-
-def write_parquet(path: Path, rows: list[dict[str, Any]], *, row_group_size: int = 4) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(pa.Table.from_pylist(rows), path, row_group_size=row_group_size)
-    return path
 
 
 @pytest.fixture

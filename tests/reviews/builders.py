@@ -11,10 +11,10 @@ from typing import Any
 from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
-from reviews.examples import FindingSpec, RunSpec, write_run_directory
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import publish_run_directory
 from tests.conftest import make_row
+from tests.reviews.example_runs import FindingSpec, RunSpec, write_run_directory
 
 SOURCE_ID = "MarinSkyRL:example"
 DATA_REVISION = "a" * 40

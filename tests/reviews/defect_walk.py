@@ -10,11 +10,11 @@ import pytest
 from django.contrib.auth.models import User
 from django.utils import timezone
 
-from difficulty.examples import write_example_difficulty
 from difficulty.publication import publish_difficulty_run
 from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
 from reviews.models import VerifierIssue
 from tests.conftest import make_row
+from tests.difficulty.example_reports import write_example_difficulty
 from tests.reviews.builders import (
     DATA_REVISION,
     SOURCE_ID,

@@ -1,100 +1,153 @@
-"""The example review runs: complete, schema-valid, labelled as examples, and publishable."""
+"""``make demo``'s examples are what the shipped tools make (issue 23 §6): publish_examples runs
+make_review, reproduce_defect, validate_fix and make_difficulty against the product's scripted chat
+server and the real skyrl_gym gsm8k verifier of a checkout built from the installed package, walks
+the example defect Good → confirmed → resolved → Good, and labels every collection an example."""
 
-import hashlib
+from __future__ import annotations
+
+import datetime as dt
 import json
+from pathlib import Path
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
+from django.utils import timezone
 
+from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
-from reviews.collection_checks import shipped_validator
-from reviews.example_defect import DEFECT_EXAMPLE_ISSUE, DEFECT_EXAMPLE_SOURCE
-from reviews.examples import EXAMPLE_NOTICE, EXAMPLE_PROFILES, write_examples
-from reviews.models import VerifierIssue
+from difficulty.examples import EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
+from reviews.defects import confirm_verifier_issue
+from reviews.example_label import is_example_collection
+from reviews.examples.marinskyrl import SOURCE_ID, git
+from reviews.models import Review, VerifierIssue
+from tests.reviews.builders import FindingSpec, build_run, database_state, publish
 
-EXPECTED = {
-    "MarinSkyRL:gsm8k": "good",
-    "MarinSkyRL:math500": "some_issues",
-    "MarinSkyRL:asdiv": "bad",
-}
+pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 
 
-def test_examples_are_for_real_sources_at_their_current_revisions(tmp_path, packaged_rows):
-    by_id = {row["id"]: row for row in packaged_rows}
-    written = dict(write_examples(output=tmp_path, rows=packaged_rows))
-    assert set(written) == {profile.source_id for profile in EXAMPLE_PROFILES} == set(EXPECTED)
-    for source_id, run_dir in written.items():
-        collection = json.loads((run_dir / "quality-reviews.json").read_text())
-        assert shipped_validator().first_error(collection) is None
-        source_subject = next(s for s in collection["subjects"] if s["level"] == "source")
-        assert source_subject["source_id"] == source_id
-        assert source_subject["dataset_revision"] == by_id[source_id]["dataset_revision"]
-        methods = [review["method"] for review in collection["reviews"]]
-        assert methods.count("model_judgment") == 3 * methods.count("runtime_execution")
-        for review in collection["reviews"]:
-            assert "example" in review["reviewer"]["label"].lower()
-            assert review["summary"].startswith(EXAMPLE_NOTICE)
-            for evidence in review["evidence"]:
-                data = (run_dir / evidence["snapshot_path"]).read_bytes()
-                assert hashlib.sha256(data).hexdigest() == evidence["sha256"]
-        assert (run_dir / "tasks/0000/execution-000/solver/turn-000/request.json").is_file()
-        assert (run_dir / "tasks/0000/execution-000/solver/turn-000/response.json").is_file()
-        manifest = json.loads((run_dir / "artifact-manifest.json").read_text())
-        assert {entry["path"] for entry in manifest["files"]} >= {
-            "quality-reviews.json",
-            "run.json",
-        }
+def load(path: Path):
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_examples_are_reproducible(tmp_path, packaged_rows):
-    first = dict(write_examples(output=tmp_path / "a", rows=packaged_rows))
-    second = dict(write_examples(output=tmp_path / "b", rows=packaged_rows))
-    for source_id, run_dir in first.items():
-        assert (run_dir / "quality-reviews.json").read_bytes() == (
-            second[source_id] / "quality-reviews.json"
-        ).read_bytes()
-
-
-@pytest.mark.django_db
-def test_publish_examples_rates_good_some_issues_and_bad(tmp_path, packaged_catalog, capsys):
+def test_make_demo_publishes_what_the_tools_make(tmp_path, packaged_catalog, capsys):
+    # One walk (minutes of native execution) checked three ways.
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
-    call_command("publish_examples", "--output", str(tmp_path / "examples"))
+    output = tmp_path / "examples"
+    call_command("publish_examples", "--output", str(output))
     results = json.loads(capsys.readouterr().out)
-    walk = [r for r in results if r["atlas_id"] == DEFECT_EXAMPLE_SOURCE]
-    results = [r for r in results if r["atlas_id"] != DEFECT_EXAMPLE_SOURCE]
-    reviews = [r for r in results if "quality" in r]
-    assert {r["atlas_id"]: r["quality"] for r in reviews} == EXPECTED
-    for source_id, quality in EXPECTED.items():
-        row = Source.objects.get(id=source_id)
-        assert (row.effective_quality, row.review_applicability) == (quality, "current")
-    # Only the Good example gets an (example) difficulty report, which feeds the Large column.
-    difficulty = [r for r in results if "quality" not in r]
-    good = [source_id for source_id, quality in EXPECTED.items() if quality == "good"]
-    assert [(r["atlas_id"], r["status"]) for r in difficulty] == [(good[0], "current")]
-    measured = Source.objects.get(id=good[0])
-    assert measured.difficulty_status == "current" and measured.large_solve_rate is not None
-    # The defect walk: Good, a confirmed defect (capped), resolved by a validated fix, Good again.
-    assert [r.get("quality", r.get("status")) for r in walk] == [
-        "good", "good", "some_issues", "resolved", "good",
-    ]  # fmt: skip
-    assert [r.get("kind") for r in walk[:3]] == ["rating", "supplemental", "rating"]
-    issue = VerifierIssue.objects.get(source_id=DEFECT_EXAMPLE_SOURCE)
-    assert (issue.status, issue.issue_url) == ("resolved", DEFECT_EXAMPLE_ISSUE)
-    walked = Source.objects.get(id=DEFECT_EXAMPLE_SOURCE)
-    assert walked.effective_quality == "good" and walked.display_review_is_example
-    # Publishing again is idempotent.
-    call_command("publish_examples", "--output", str(tmp_path / "examples"))
-    again = json.loads(capsys.readouterr().out)
-    assert [r for r in again if r["atlas_id"] != DEFECT_EXAMPLE_SOURCE] == results
-    assert [r for r in again if r["atlas_id"] == DEFECT_EXAMPLE_SOURCE] == [
-        {"atlas_id": DEFECT_EXAMPLE_SOURCE, "verifier_issue": DEFECT_EXAMPLE_ISSUE,
-         "status": "resolved"}
-    ]  # fmt: skip
-    assert VerifierIssue.objects.count() == 1
+    check_the_walk(results)
+    check_the_run_directories(output)
+    check_publishing_again(output, capsys)
 
 
-def test_make_example_reviews_command(tmp_path, capsys):
-    call_command("make_example_reviews", "--output", str(tmp_path))
-    listed = json.loads(capsys.readouterr().out)
-    assert {item["atlas_id"] for item in listed} == set(EXPECTED)
+def commits(checkout: Path) -> list[str]:
+    """The checkout's commits, oldest first: good, the separator defect, its fix."""
+    return git(checkout, "rev-list", "--reverse", "HEAD").split()
+
+
+def check_the_walk(results: list[dict]) -> None:
+    """Every shipped command ran, in a curator's order."""
+    steps = [r.get("step") or r.get("kind") or r.get("status") for r in results]
+    assert steps == [
+        "rating", "reproduce_defect", "supplemental", "open", "validate_fix",
+        "rating", "resolved", "rating", "make_difficulty", "current",
+    ]  # fmt: skip
+    qualities = [(r["kind"], r["quality"]) for r in results if "quality" in r]
+    # Good (a failed solver is no defect) → supplemental → capped while open → Good again.
+    assert qualities == [
+        ("rating", "good"), ("supplemental", "good"), ("rating", "some_issues"),
+        ("rating", "good"),
+    ]  # fmt: skip
+    printed = {r["step"]: r["printed"] for r in results if "step" in r}
+    assert printed["reproduce_defect"].startswith(f"Reproduced {ROWS - 1} of {ROWS - 1} case(s)")
+    assert printed["validate_fix"].startswith("Fix validated on")
+    assert "small 1/3 solved; large 2/3 solved; hosted 3/3 solved" in printed["make_difficulty"]
+    issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
+    assert (issue.status, issue.issue_url) == ("resolved", EXAMPLE_ISSUE)
+    source = Source.objects.get(id=SOURCE_ID)
+    assert (source.effective_quality, source.difficulty_status) == ("good", "current")
+    assert source.display_review_is_example and source.large_solve_rate is not None
+    # Every published collection is labelled an example, down to what the curators' tools derived.
+    reviews = Review.objects.filter(source_id=SOURCE_ID)
+    assert reviews.count() == 3
+    assert all(is_example_collection(review.collection) for review in reviews)
+
+
+def check_the_run_directories(output: Path) -> None:
+    """Real run directories, real native traces, real provenance."""
+    _good, buggy, fixed = commits(output / "MarinSkyRL")
+    for name, commit in (("gsm8k-review", buggy), ("gsm8k-fixed", fixed)):
+        run = load(output / name / "run.json")
+        # make_review's own identity: its implementation digests and the checkout that ran.
+        assert run["implementation"] and "make_review.py" in run["implementation"]
+        assert (run["marinskyrl"]["commit"], run["marinskyrl"]["dirty"]) == (commit, False)
+        assert run["marinskyrl"]["checkout"] == str(output / "MarinSkyRL")
+        collection = load(output / name / "quality-reviews.json")
+        assert collection["execution_provenance"]["marinskyrl_commit"] == commit
+        executions = sorted((output / name).glob("tasks/*/execution-*"))
+        assert len(executions) == ROWS
+        for execution in executions:
+            events = [json.loads(line) for line in (execution / "verifier-trace.jsonl").open()]
+            assert [event["event"] for event in events] == ["verify_start", "verify_end"]
+            index = load(execution / "native-code-index.json")
+            called = {entry["module"] for entry in index if entry["called_in_attempt"]}
+            assert "skyrl_gym.envs.gsm8k.utils" in called
+    # At the buggy commit the gsm8k verifier rejected every answer written with a separator,
+    # the correct ones included; at the fixed commit it accepts all but the wrong one.
+    for name, accepted in (("gsm8k-review", set()), ("gsm8k-fixed", {2006, 2016})):
+        seen = {}
+        for attempt in sorted((output / name).glob("tasks/*/attempt.json")):
+            answer = next(attempt.parent.glob("execution-*/solver/turn-*/response.json"))
+            text = load(answer)["choices"][0]["message"]["content"]
+            total = int(text.rsplit("#### ", 1)[1].replace(",", ""))
+            seen[total] = load(attempt)["verification"]["passed"]
+        assert {t for t, passed in seen.items() if passed} == accepted
+        assert WRONG_TOTAL + 1 in seen
+    # The opinions came from the scripted chat server, labelled; the native reviews are not.
+    collection = load(output / "gsm8k-review" / "quality-reviews.json")
+    by_method: dict[str, list[str]] = {}
+    for review in collection["reviews"]:
+        by_method.setdefault(review["method"], []).append(review["summary"])
+    assert all(s.startswith(EXAMPLE_NOTICE) for s in by_method["model_judgment"])
+    assert not any(s.startswith(EXAMPLE_NOTICE) for s in by_method["runtime_execution"])
+    reproduction = load(output / "gsm8k-defect" / "reproduction.json")
+    assert reproduction["reproduced"] is True
+    validation = load(output / "gsm8k-resolution" / "validation" / "validation.json")
+    assert validation["fix_validated"] is True
+    difficulty = load(output / "gsm8k-difficulty" / "difficulty.json")
+    assert {m["size"]: m["solved"] for m in difficulty["models"]} == {
+        "small": 1, "large": 2, "hosted": 3,
+    }  # fmt: skip
+
+
+def check_publishing_again(output: Path, capsys) -> None:
+    """Publishing again runs nothing and writes nothing."""
+    before = {path: path.stat().st_mtime_ns for path in output.rglob("*.json")}
+    call_command("publish_examples", "--output", str(output))
+    assert json.loads(capsys.readouterr().out) == [
+        {"atlas_id": SOURCE_ID, "verifier_issue": EXAMPLE_ISSUE, "status": "resolved"}
+    ]
+    assert {path: path.stat().st_mtime_ns for path in output.rglob("*.json")} == before
+    assert Review.objects.filter(source_id=SOURCE_ID).count() == 3
+
+
+def test_a_walk_that_stopped_midway_is_refused_with_nothing_changed(tmp_path, packaged_catalog):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    row = Source.objects.get(id=SOURCE_ID).payload
+    defect = build_run(
+        tmp_path,
+        "defect",
+        source_id=SOURCE_ID,
+        dataset_revision=row["dataset_revision"],
+        started_at=timezone.now() - dt.timedelta(hours=1),
+        source_findings=(FindingSpec("high", "Example finding."),),
+        extra_attributes={"review_pool_role": "verifier_defect", "issue_url": EXAMPLE_ISSUE},
+    )
+    confirming = publish(defect, SOURCE_ID)["review_id"]
+    confirm_verifier_issue(source_id=SOURCE_ID, issue_url=EXAMPLE_ISSUE, review_id=confirming)
+    before = database_state()
+    with pytest.raises(CommandError, match="stopped before resolving"):
+        call_command("publish_examples", "--output", str(tmp_path / "examples"))
+    assert database_state() == before
+    assert not (tmp_path / "examples").exists()

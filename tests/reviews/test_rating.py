@@ -5,9 +5,9 @@ import json
 import pytest
 
 from atlas.display_state import capped_for_open_defect
-from reviews.examples import JUDGE_MODELS
 from reviews.rating import derive_rating
 from tests.reviews.builders import FindingSpec, build_run, review_by_id
+from tests.reviews.example_runs import JUDGE_MODELS
 
 UNRATED = "model:Qwen/Qwen3-Coder-30B-A3B-Instruct"
 
