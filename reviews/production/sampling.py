@@ -9,7 +9,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from reviews.production.errors import ReviewProductionError
-from reviews.production.tasks import Task
+from reviews.production.tasks import Task, check_task_files
 
 
 @dataclass(frozen=True)
@@ -50,4 +50,8 @@ def sample_tasks(*, candidates: Iterable[Task], n: int, seed: int) -> Sample:
     ordered = sorted(
         reservoir, key=lambda task: (task.row_index is None, task.row_index or 0, task.id)
     )
+    for task in ordered:
+        # Before anything reads, hashes or copies them: a sampled task's files stay inside its
+        # dataset's folder and are regular files (issue 21 §1).
+        check_task_files(task)
     return Sample(tasks=tuple(ordered), population=total, populations=dict(populations))

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 from collections.abc import Iterator
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
 from reviews.production.errors import ReviewProductionError
 
 PARQUET_BATCH_ROWS = 1024
+MISSING = "does not exist (or is a broken link)"
+SPECIAL_FILE = "is a special file (a device, pipe or socket), not a regular file"
 HARBOR_ROUTE = "harbor"
 GYM_ROUTE = "skyrl_gym"
 MANIFEST_FIELDS = (
@@ -38,11 +41,14 @@ class Task:
     env_id: str | None
     task_dir: str | None = None
     packed_task: dict[str, Any] | None = None
+    # Where the task's files must stay (the dataset's folder), checked when it is sampled
+    # (``check_task_files``); not part of the task's record.
+    confinement: Confinement | None = field(default=None, compare=False, repr=False)
 
     def record(self) -> dict[str, Any]:
         """The task as recorded in ``run.json`` and handed to the worker."""
         # Shallow: records are serialised, never mutated, and built for every review of the task.
-        record = {field.name: getattr(self, field.name) for field in fields(self)}
+        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "confinement"}
         if record["packed_task"] is None:
             del record["packed_task"]
         return record
@@ -52,11 +58,118 @@ class Task:
         return (self.repository, self.dataset_revision, self.source_id, self.id)
 
 
+@dataclass(frozen=True)
+class Confinement:
+    """The dataset's folder (issue 21 §1): every path a row or manifest names, and every file of
+    a task folder, must resolve (links followed) inside it and be a regular file or folder — a
+    row naming ``/home/me/.ssh`` or a link to ``/dev/zero`` is refused, never copied into a run
+    or sent to a model endpoint.
+
+    A dataset in a Hugging Face hub cache keeps its files as links from ``snapshots/<revision>/``
+    into the repository's ``blobs/``: those links stay inside the repository's cache folder."""
+
+    folder: Path  # the dataset's folder as configured
+    roots: tuple[Path, ...]  # where resolved paths may lie
+
+    @classmethod
+    def of(cls, folder: Path) -> Confinement:
+        resolved = Path(os.path.realpath(folder))
+        roots = [resolved]
+        for parent in (resolved, *resolved.parents):
+            if parent.parent.name == "snapshots" and parent.parent.parent.name.startswith(
+                ("datasets--", "models--", "spaces--")
+            ):
+                blobs = parent.parent.parent / "blobs"
+                if blobs.is_dir():
+                    roots.append(blobs)
+                break
+        return cls(folder=Path(os.path.abspath(folder)), roots=tuple(roots))
+
+    def inside(self, path: str | Path) -> bool:
+        resolved = Path(os.path.realpath(path))
+        return any(resolved == root or root in resolved.parents for root in self.roots)
+
+    def named_path(self, value: Any, *, base: Path, what: str, kind: str) -> str:
+        """A path a row names, resolved against ``base``: inside the dataset's folder and of
+        ``kind`` (``folder`` or ``file``), else refused with ``what`` naming the row."""
+        if not isinstance(value, str) or not value or "\x00" in value:
+            raise ReviewProductionError(f"{what} must be a path inside the dataset's folder")
+        path = os.path.abspath(os.path.join(base, value))
+        # Whether it exists is checked when the task is sampled: a row the sample does not draw
+        # may name a folder this machine lacks.
+        where = f"{what} {json.dumps(value, ensure_ascii=False)}"
+        self.check(path, kind=kind, where=where, missing_ok=True)
+        return path
+
+    def check(self, path: str | Path, *, kind: str, where: str, missing_ok: bool = False) -> None:
+        """``path`` a regular ``kind`` inside the dataset's folder, else refused: a special
+        file first (it is never opened), then a path outside, then a missing one."""
+        problem = file_problem(path, kind=kind)
+        if missing_ok and problem == MISSING:
+            problem = None
+        if problem == SPECIAL_FILE:
+            raise ReviewProductionError(f"{where} {problem}")
+        if not self.inside(path):
+            raise ReviewProductionError(
+                f"{where} resolves outside the dataset's folder {self.folder}"
+            )
+        if problem is not None:
+            raise ReviewProductionError(f"{where} {problem}")
+
+
+def file_problem(path: str | Path, *, kind: str) -> str | None:
+    """Why ``path`` is not a regular file (``kind`` file) or folder (``kind`` folder)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return MISSING
+    except OSError as exc:
+        return f"cannot be read ({exc.strerror})"
+    if kind == "folder" and stat.S_ISDIR(mode):
+        return None
+    if kind == "file" and stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return f"is not a {kind}"
+    return SPECIAL_FILE
+
+
+def check_task_files(task: Task) -> None:
+    """Every file of a sampled task's folder inside the dataset's folder and regular (links
+    followed, as the worker's copy follows them); called before anything reads them."""
+    confinement = task.confinement
+    if confinement is None:
+        return
+    named = f"task {json.dumps(task.id, ensure_ascii=False)}:"
+    dataset = (task.packed_task or {}).get("dataset_path")
+    if isinstance(dataset, str):
+        confinement.check(dataset, kind="file", where=f"{named} packed_task.dataset_path {dataset}")
+    if not task.task_dir:
+        return
+    confinement.check(task.task_dir, kind="folder", where=f"{named} task_dir {task.task_dir}")
+    seen: set[str] = set()
+    for root, dirs, names in os.walk(task.task_dir, followlinks=True):
+        real = os.path.realpath(root)
+        if real in seen:  # a link back up the tree: walked once
+            dirs[:] = []
+            continue
+        seen.add(real)
+        for name in [*dirs, *names]:
+            path = Path(root) / name
+            shown = path.relative_to(task.task_dir).as_posix()
+            where = f"{named} {shown}"
+            confinement.check(path, kind="folder" if name in dirs else "file", where=where)
+
+
 def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:
     """Every candidate task of the configured source, in input order."""
     path = Path(source["tasks_path"])
     if not path.exists():
         raise ReviewProductionError(f"Task input not found: {path}")
+    expected = "folder" if source["format"] == "harbor_directory" else "file"
+    problem = file_problem(path, kind=expected)
+    if problem is not None:
+        raise ReviewProductionError(f"Task input {path} {problem}")
     if source["format"] == "skyrl_prepared":
         yield from _prepared_tasks(path, source)
     elif source["format"] == "harbor_directory":
@@ -96,6 +209,7 @@ def read_rows(*, path: Path) -> Iterator[dict[str, Any]]:
 
 
 def _prepared_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
+    confinement = Confinement.of(path.parent)
     for index, row in enumerate(read_rows(path=path)):
         if not isinstance(row, dict) or "prompt" not in row or "env_class" not in row:
             raise ReviewProductionError(f"Prepared row {index} needs prompt and env_class")
@@ -114,7 +228,10 @@ def _prepared_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
                 )
             route = HARBOR_ROUTE
         if row.get("task_dir"):
-            task_dir = os.path.abspath(os.path.join(path.parent, row["task_dir"]))
+            task_dir = confinement.named_path(
+                row["task_dir"], base=path.parent, what=f"Prepared row {index}: task_dir",
+                kind="folder",
+            )  # fmt: skip
         identifier = prepared_task_id(nemotron=nemotron, extra_info=extra_info, index=index)
         yield Task(
             id=identifier,
@@ -128,6 +245,7 @@ def _prepared_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
             extras=extras,
             env_id=row["env_class"],
             task_dir=task_dir,
+            confinement=confinement,
         )
 
 
@@ -142,13 +260,18 @@ def prepared_task_id(*, nemotron: dict[str, Any], extra_info: dict[str, Any], in
 
 
 def _harbor_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
-    if (path / "instruction.md").is_file():
+    confinement = Confinement.of(path)
+    if (path / "instruction.md").exists():
         folders = [path]
     else:
         folders = sorted(found.parent for found in path.glob("*/instruction.md"))
     for index, folder in enumerate(folders):
-        if not (folder / "tests" / "test.sh").is_file() or not (folder / "task.toml").is_file():
-            raise ReviewProductionError(f"Incomplete Harbor task: {folder}")
+        for name in ("instruction.md", "tests/test.sh", "task.toml"):
+            if not (folder / name).exists() and not (folder / name).is_symlink():
+                raise ReviewProductionError(f"Incomplete Harbor task: {folder}")
+            confinement.check(
+                folder / name, kind="file", where=f"Harbor task {folder.name}: {name}"
+            )
         instruction = (folder / "instruction.md").read_text(encoding="utf-8")
         yield Task(
             id=folder.name,
@@ -162,10 +285,12 @@ def _harbor_tasks(path: Path, source: dict[str, Any]) -> Iterator[Task]:
             extras={},
             env_id=None,
             task_dir=os.path.abspath(folder),
+            confinement=confinement,
         )
 
 
 def _manifest_tasks(path: Path) -> Iterator[Task]:
+    confinement = Confinement.of(path.parent)
     for index, record in enumerate(read_rows(path=path)):
         if not isinstance(record, dict):
             raise ReviewProductionError(f"Task manifest record {index} must be an object")
@@ -176,13 +301,17 @@ def _manifest_tasks(path: Path) -> Iterator[Task]:
             raise ReviewProductionError(f"Task manifest record {index} has no route")
         task_dir = record.get("task_dir")
         if task_dir:
-            task_dir = os.path.abspath(os.path.join(path.parent, task_dir))
+            task_dir = confinement.named_path(
+                task_dir, base=path.parent, what=f"Task manifest record {index}: task_dir",
+                kind="folder",
+            )  # fmt: skip
         packed = record.get("packed_task")
-        if isinstance(packed, dict) and isinstance(packed.get("dataset_path"), str):
-            packed = {
-                **packed,
-                "dataset_path": os.path.abspath(os.path.join(path.parent, packed["dataset_path"])),
-            }
+        if isinstance(packed, dict) and "dataset_path" in packed:
+            dataset_path = confinement.named_path(
+                packed["dataset_path"], base=path.parent, kind="file",
+                what=f"Task manifest record {index}: packed_task.dataset_path",
+            )  # fmt: skip
+            packed = {**packed, "dataset_path": dataset_path}
         yield Task(
             id=str(record["id"]),
             route=record["route"],
@@ -196,4 +325,5 @@ def _manifest_tasks(path: Path) -> Iterator[Task]:
             env_id=record["env_id"],
             task_dir=task_dir or None,
             packed_task=packed if isinstance(packed, dict) else None,
+            confinement=confinement,
         )
