@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reviews.production.credentials import check_no_credentials
 from reviews.production.errors import ReviewProductionError
 
-CREDENTIAL_KEYS = frozenset({"api_key", "authorization", "password", "token"})
 FORBIDDEN_PARAMETERS = frozenset({"model", "messages", "api_key", "stream", "n"})
 # How structured output is requested, per server dialect (model_client.structured_output).
 RESPONSE_FORMATS = (
@@ -107,7 +107,7 @@ def read_config_document(*, path: Path) -> tuple[Path, dict[str, Any]]:
         raise ReviewProductionError(f"Config is not valid JSON: {exc}") from None
     if not isinstance(raw, dict):
         raise ReviewProductionError("Config must be a JSON object")
-    check_no_credentials(raw)
+    check_no_credentials(raw)  # credentials.py: names, URLs and key-shaped values
     return path, raw
 
 
@@ -120,20 +120,6 @@ def load_config(*, path: Path) -> ReviewConfig:
     source = resolve_source(source=raw.get("source"), base=base)
     resolved = {**raw, "model": _model_record(raw["model"]), "runtime": runtime, "source": source}
     return ReviewConfig(path=path, resolved=resolved, model=model)
-
-
-def check_no_credentials(value: Any) -> None:
-    """§2.4: a key named like a credential at any depth, including inside lists."""
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if isinstance(key, str) and key.lower() in CREDENTIAL_KEYS:
-                raise ReviewProductionError(
-                    "Put credentials in environment variables, not the review config"
-                )
-            check_no_credentials(item)
-    elif isinstance(value, list):
-        for item in value:
-            check_no_credentials(item)
 
 
 def resolve_path(*, base: Path, value: str) -> str:

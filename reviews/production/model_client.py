@@ -17,6 +17,7 @@ Public API (also used by other production commands): ``ModelClient.complete``, `
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -27,6 +28,7 @@ from typing import Any
 
 from reviews.production.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
 from reviews.production.config import ModelConfig
+from reviews.production.credentials import redacted
 from reviews.production.errors import ReviewProductionError
 from reviews.production.launcher import Interrupted
 from reviews.production.prompt_room import PromptRoom, discover
@@ -172,6 +174,10 @@ class ModelClient:
         url = f"{self.model.base_url}/chat/completions"
         attempts = self.model.max_retries + 1
         data = json.dumps(body).encode("utf-8")
+        key = self.model.api_key()
+        # An endpoint that echoes the bearer key (in its answer or an error) must not have it
+        # written anywhere: every byte of an answer is redacted before it is saved or parsed.
+        secrets = [key] if key else []
         reason = ""
         call_dir = stage_dir
         for attempt in range(attempts):
@@ -195,17 +201,18 @@ class ModelClient:
                 if failure.kind == STOPPED:
                     raise Interrupted() from None
                 if failure.partial:
-                    (call_dir / "response.partial").write_bytes(failure.partial)
+                    (call_dir / "response.partial").write_bytes(redacted(failure.partial, secrets))
+                reason = redacted(failure.reason.encode(), secrets).decode()
                 if failure.kind == "too_large":
-                    _write_error(call_dir, f"refused: {failure.reason}")
+                    _write_error(call_dir, f"refused: {reason}")
                     raise ModelRefused(
-                        f"{label}: the model endpoint's answer was refused: {failure.reason} "
+                        f"{label}: the model endpoint's answer was refused: {reason} "
                         f"(model.max_response_bytes); saved in {call_dir}"
                     ) from None
-                reason = failure.reason
                 _write_error(call_dir, reason)
             else:
                 self.stats.record(seconds=answer.seconds, retry=attempt > 0)
+                answer = dataclasses.replace(answer, body=redacted(answer.body, secrets))
                 (call_dir / "response.json").write_bytes(answer.body)
                 if answer.status < 400:
                     try:
