@@ -10,6 +10,7 @@ from typing import TextIO, cast
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.production.errors import ReviewProductionError, UsageError
+from reviews.production.terminal import shown
 
 
 def progress_stream(command: BaseCommand) -> TextIO:
@@ -23,4 +24,7 @@ def refusals_as_command_errors() -> Iterator[None]:
     try:
         yield
     except ReviewProductionError as exc:
-        raise CommandError(str(exc), returncode=2 if isinstance(exc, UsageError) else 1) from None
+        # The reason may quote what a dataset or a server handed in (a task id, a server's
+        # words): its control characters are shown as escapes, never sent to the terminal.
+        reason = shown(str(exc))
+        raise CommandError(reason, returncode=2 if isinstance(exc, UsageError) else 1) from None

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import TextIO
 
 from reviews.production.model_client import CallStats
+from reviews.production.terminal import shown
 
 TERMINAL_TICK_SECONDS = 1.0
 LOG_TICK_SECONDS = 30.0
@@ -83,6 +84,7 @@ class Progress:
     def note(self, text: str) -> None:
         """A line of its own (never overwritten), then the progress line again on a terminal."""
         with self._lock:
+            text = shown(text)
             if self.tty:
                 self.stream.write("\r\033[K" + f"{self.command}: {text}\n")
                 self._draw()
@@ -112,7 +114,8 @@ class Progress:
                     self._draw()
 
     def _draw(self) -> None:
-        text = self.line(self.stage)
+        # Stages and labels may carry what a dataset named (a task id): shown, never obeyed.
+        text = shown(self.line(self.stage))
         if self.tty:
             self.stream.write("\r\033[K" + text)
         else:
