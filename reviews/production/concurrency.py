@@ -3,7 +3,7 @@ attempts): the first failure stops the rest, and Ctrl-C stops everything cleanly
 
 Ctrl-C (issue 25 §4): the first one sets the run's stop event at once — every model call in
 flight is cancelled, every native worker is sent SIGINT — and the run ends with a line saying it
-can be resumed; a second one ends the process immediately.
+can be resumed; a second one kills the workers' process groups and ends the process immediately.
 """
 
 from __future__ import annotations
@@ -70,6 +70,33 @@ def run_concurrently(
     return [results[index] for index in range(len(items))]
 
 
+# The process groups of the native workers running now: a second Ctrl-C kills them before the
+# process ends, so no worker outlives the run (they run in sessions of their own, which the
+# terminal's SIGINT never reaches).
+_groups: set[int] = set()
+_groups_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def tracked_group(pid: int) -> Iterator[None]:
+    """While the block runs, the process group ``pid`` leads is killed by a forced exit."""
+    with _groups_lock:
+        _groups.add(pid)
+    try:
+        yield
+    finally:
+        with _groups_lock:
+            _groups.discard(pid)
+
+
+def kill_tracked_groups() -> None:
+    with _groups_lock:
+        groups = list(_groups)
+    for pid in groups:
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+
+
 @contextlib.contextmanager
 def interruptible(*, stop: threading.Event, command: str) -> Iterator[None]:
     """While the block runs in the main thread: the first SIGINT sets ``stop`` and raises
@@ -85,6 +112,7 @@ def interruptible(*, stop: threading.Event, command: str) -> Iterator[None]:
         interrupts += 1
         stop.set()
         if interrupts > 1:
+            kill_tracked_groups()
             sys.stderr.write(f"\n{command}: {FORCED}\n")
             sys.stderr.flush()
             os._exit(FORCED_EXIT_STATUS)

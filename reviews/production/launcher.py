@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reviews.production.concurrency import tracked_group
 from reviews.production.errors import ReviewProductionError
 from reviews.production.rundir import task_folder, write_json_file
 from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
@@ -142,13 +143,14 @@ def run_attempt(
             raise ReviewProductionError(
                 f"Cannot start native worker {route.python}: {exc}"
             ) from None
-        returncode = _wait(
-            process=process,
-            timeout=float(runtime["worker_timeout"]),
-            stop=stop,
-            grace_seconds=grace_seconds,
-            stderr_path=stderr_path,
-        )
+        with tracked_group(process.pid):  # a second Ctrl-C kills it (concurrency.py)
+            returncode = _wait(
+                process=process,
+                timeout=float(runtime["worker_timeout"]),
+                stop=stop,
+                grace_seconds=grace_seconds,
+                stderr_path=stderr_path,
+            )
     attempt_file = execution / "attempt.json"
     if returncode == SOLVER_UNAVAILABLE_EXIT:
         raise SolverUnavailable(_unavailable_message(execution=execution, run_dir=run_dir))

@@ -243,3 +243,55 @@ def test_a_slow_body_is_a_failed_call_not_a_hang(write_config, tmp_path, model_s
     assert time.monotonic() - started < 60
     errors = [p.read_text() for p in output.rglob("http-error.txt")]
     assert errors == ["no complete answer within the 2 s deadline\n"]
+
+
+STUBBORN_WORKER = """
+import os, pathlib, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)  # a native worker that ignores the first SIGINT
+pathlib.Path(sys.argv[2], "started").write_text(str(os.getpid()))
+time.sleep(60)
+"""
+
+
+def test_a_second_ctrl_c_ends_the_run_and_its_workers_at_once(write_config, tmp_path):
+    """The first Ctrl-C gives a stubborn worker its grace period; the second one does not wait,
+    and takes the worker with it."""
+    script = tmp_path / "stubborn_worker.py"
+    script.write_text(STUBBORN_WORKER, encoding="utf-8")
+    worker = {"python": sys.executable, "script": str(script), "pythonpath": []}
+    config = write_config(runtime={"workers": {"skyrl_gym": worker}})
+    output = tmp_path / "run"
+    command = [sys.executable, "manage.py", "make_review", *args(config, output)]
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + 60
+    while not list(output.glob("tasks/0000/execution-000/started")):
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    process.send_signal(signal.SIGINT)
+    time.sleep(1.0)
+    assert process.poll() is None  # waiting out the worker's grace period
+    interrupted = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=30)
+    assert time.monotonic() - interrupted < 5
+    assert process.returncode == 130
+    assert "Interrupted again: stopping now; saved files remain in place." in stderr.decode()
+    started = output / "tasks/0000/execution-000/started"
+    assert not running(int(started.read_text()))
+
+
+def running(pid: int) -> bool:
+    """Alive and not a zombie (an orphan's exit may wait for a reaper)."""
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return False
+        if state in ("Z", "X"):
+            return False
+        time.sleep(0.1)
+    return True
