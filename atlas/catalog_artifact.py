@@ -209,7 +209,7 @@ def _validated(artifact: _Artifact, *, proven: Callable[[], Set[str]] | None) ->
     intake = _Intake(proven)
     header: dict[str, Any] = {}
     listed = False
-    numbers = (0, 0)  # the decoder's counts of unstorable numbers and floats so far
+    numbers = 0  # the decoder's count of unstorable numbers so far
     try:
         for event in json_stream.read_object(
             artifact.read,
@@ -217,13 +217,9 @@ def _validated(artifact: _Artifact, *, proven: Callable[[], Set[str]] | None) ->
             decoder=watching.decoder,
             flag=json_values.TEXT_ESCAPES,
         ):
-            counts = (watching.unstorable_numbers, watching.floats)
+            counts = watching.unstorable_numbers
             if isinstance(event, json_stream.Item):
-                intake.add(
-                    event.value,
-                    thorough=event.flagged or counts[0] != numbers[0],
-                    floats=counts[1] != numbers[1],
-                )
+                intake.add(event.value, thorough=event.flagged or counts != numbers)
             elif isinstance(event, json_stream.ArrayStart):
                 listed = True
             else:
@@ -247,7 +243,7 @@ def _validated_whole(data: bytes, *, proven: Callable[[], Set[str]] | None) -> V
     rows = document.get("sources")
     if isinstance(rows, list):
         for row in rows:
-            intake.add(row, thorough=scanned.suspicious, floats=scanned.has_floats)
+            intake.add(row, thorough=scanned.suspicious)
     return intake.verdict(document, listed=isinstance(rows, list))
 
 
@@ -267,10 +263,9 @@ class _Intake:
         self.duplicate: str | None = None  # rule 8
         self.invalid: str | None = None  # rule 9
 
-    def add(self, row: Any, *, thorough: bool, floats: bool) -> None:
-        """``thorough``: the row's text could hold an unstorable value; ``floats``: it holds a
-        float."""
-        part = canonical_row(row, has_floats=floats)
+    def add(self, row: Any, *, thorough: bool) -> None:
+        """``thorough``: the row's text could hold an unstorable value."""
+        part = canonical_row(row)
         self.revision.update(self.separator)
         self.revision.update(part)
         self.separator = b","

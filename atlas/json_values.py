@@ -74,17 +74,15 @@ class Scanned:
     # False guarantees no NUL, no lone surrogate, no integer beyond 64 bits and no non-finite
     # number (only nesting is left to check).
     suspicious: bool
-    has_floats: bool
 
 
 class WatchingDecoder:
     """A strict decoder (``loads``'s rules) that notes, across everything it decodes, whether a
-    number could be unstorable (an integer beyond 64 bits, a non-finite float) and how many floats
-    it read, so that a caller decoding value by value can tell which values need a closer look."""
+    number could be unstorable (an integer beyond 64 bits, a non-finite float), so that a caller
+    decoding value by value can tell which values need a closer look."""
 
     def __init__(self) -> None:
         self.unstorable_numbers = 0
-        self.floats = 0
         self.decoder = json.JSONDecoder(
             parse_int=self._int, parse_float=self._float, parse_constant=_reject_constant
         )
@@ -97,19 +95,17 @@ class WatchingDecoder:
 
     def _float(self, text: str) -> float:
         value = float(text)
-        self.floats += 1
         if not math.isfinite(value):
             self.unstorable_numbers += 1
         return value
 
 
 def loads_scanned(data: bytes) -> Scanned:
-    """``loads``, noting whether any parsed value may be unstorable and whether any number is a
-    float (the artifact's fast canonical form is exact only without floats)."""
+    """``loads``, noting whether any parsed value may be unstorable."""
     watching = WatchingDecoder()
     document = _parse(_text(data), watching.decoder)
     suspicious = watching.unstorable_numbers > 0 or _ESCAPES.search(data) is not None
-    return Scanned(document=document, suspicious=suspicious, has_floats=watching.floats > 0)
+    return Scanned(document=document, suspicious=suspicious)
 
 
 def loads_checked(data: bytes) -> tuple[Any, bool]:

@@ -168,7 +168,7 @@ def baseline_states(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, li
     from atlas.validated_rows import row_digests
 
     columns = ["id", *UPSERT_FIELDS]
-    digests = row_digests(canonical_rows(rows, has_floats=False))
+    digests = row_digests(canonical_rows(rows))
     states = {}
     for row, digest in zip(rows, digests, strict=True):
         state = compute_display_state(payload=row, curated={}, active=True, context=EMPTY_CONTEXT)

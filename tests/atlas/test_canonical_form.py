@@ -1,6 +1,5 @@
-"""The fast canonical form (orjson, escaped afterwards) is byte for byte the definition's
-(``json.dumps`` with sorted keys, no whitespace, ASCII only), and the revision built from it is
-the artifact's revision."""
+"""The canonical form (``json.dumps`` with sorted keys, no whitespace, ASCII only) and the
+revision: built row by row, it is the revision of the whole list."""
 
 from __future__ import annotations
 
@@ -9,7 +8,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atlas.canonical_form import canonical_json, canonical_rows, catalog_revision, revision_of
+from atlas.canonical_form import canonical_rows, catalog_revision, revision_of
 from atlas.catalog_artifact import validate_bytes
 from tests.conftest import make_row
 
@@ -30,23 +29,18 @@ ROWS = st.lists(st.dictionaries(TEXT, VALUES, max_size=6), max_size=4)
 
 @settings(max_examples=300, deadline=None)
 @given(ROWS)
-def test_fast_rows_are_the_definitions_bytes(rows):
-    expected = [canonical_json(row).encode("ascii") for row in rows]
-    assert canonical_rows(rows, has_floats=False) == expected
-    assert revision_of(expected) == catalog_revision(rows)
+def test_a_revision_built_row_by_row_is_the_whole_lists(rows):
+    parts = canonical_rows(rows)
+    assert all(part.isascii() for part in parts)
+    assert revision_of(parts) == catalog_revision(rows)
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.dictionaries(TEXT, st.one_of(VALUES, st.floats(allow_nan=False)), max_size=5)))
-def test_documents_with_floats_take_the_definition(rows):
-    assert canonical_rows(rows, has_floats=True) == [
-        canonical_json(row).encode("ascii") for row in rows
+def test_the_canonical_bytes_sort_keys_and_escape_beyond_ascii():
+    row = {"b": [1, -0.0, 1e-05, 2**70], "a": 'é 😀 \x7f \u2028 "\\', "c": None}
+    assert canonical_rows([row]) == [
+        b'{"a":"\\u00e9 \\ud83d\\ude00 \\u007f \\u2028 \\"\\\\","b":[1,-0.0,1e-05,'
+        b'1180591620717411303424],"c":null}'
     ]
-
-
-def test_rows_orjson_refuses_take_the_definition():
-    rows = [{"big": 2**70, "lone": "\ud800", "name": "ok"}]
-    assert canonical_rows(rows, has_floats=False) == [canonical_json(rows[0]).encode("ascii")]
 
 
 def test_an_artifact_with_floats_non_ascii_and_del_keeps_its_revision():

@@ -22,7 +22,7 @@ def sync(path, *, force=False):
 
 
 def digest_of(row):
-    return validated_rows.row_digests(canonical_rows([row], has_floats=False))[0]
+    return validated_rows.row_digests(canonical_rows([row]))[0]
 
 
 def test_a_sync_stores_each_rows_digest(write_catalog):
