@@ -24,7 +24,7 @@ from reviews.production.errors import ReviewProductionError
 from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
 from reviews.production.launcher import GRACE_SECONDS, Interrupted, run_attempt
 from reviews.production.rundir import task_folder, write_json_file
-from reviews.production.tasks import HARBOR_ROUTE, Task
+from reviews.production.tasks import HARBOR_ROUTE, RECORD_FIELDS, Task
 
 REPLAY_FILE = "replay.json"
 # What a saved input's runtime may not bring from the machine that recorded it: where the
@@ -105,9 +105,8 @@ def replay_task(attempt: SavedAttempt) -> Task:
         raise CurationRefused(
             f"{attempt.execution_path}: its packed task dataset {dataset} is not on this machine"
         )
-    fields = Task.__dataclass_fields__
     try:
-        return Task(**{key: value for key, value in record.items() if key in fields})
+        return Task(**{key: value for key, value in record.items() if key in RECORD_FIELDS})
     except TypeError:
         raise CurationRefused(
             f"{attempt.execution_path}: the saved input's task record is incomplete"

@@ -48,7 +48,7 @@ class Task:
     def record(self) -> dict[str, Any]:
         """The task as recorded in ``run.json`` and handed to the worker."""
         # Shallow: records are serialised, never mutated, and built for every review of the task.
-        record = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "confinement"}
+        record = {name: getattr(self, name) for name in RECORD_FIELDS}
         if record["packed_task"] is None:
             del record["packed_task"]
         return record
@@ -159,6 +159,11 @@ def check_task_files(task: Task) -> None:
             shown = path.relative_to(task.task_dir).as_posix()
             where = f"{named} {shown}"
             confinement.check(path, kind="folder" if name in dirs else "file", where=where)
+
+
+# What a task record holds (``Task.record``): a record read back from a saved run names these
+# and nothing else (never a ``confinement``, which only a reader of the dataset sets).
+RECORD_FIELDS = tuple(f.name for f in fields(Task) if f.name != "confinement")
 
 
 def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:

@@ -290,3 +290,16 @@ def test_make_review_refuses_a_hostile_task_dir_before_any_work(request, tmp_pat
         'task "tb-1": tests/zero is a special file (a device, pipe or socket), not a regular file'
     )
     assert not output.exists()
+
+
+def test_a_saved_task_record_cannot_set_its_own_confinement():
+    """A record read back from a saved run (a downloaded one, say) names the record's fields
+    only: the confinement is set by the dataset's reader, never by the record."""
+    from reviews.production.tasks import RECORD_FIELDS, Task
+
+    record = Task(
+        id="t", route="skyrl_gym", repository="r", dataset_revision=None, source_id="s",
+        task_path="t", row_index=0, prompt=[], extras={}, env_id=None,
+    ).record()  # fmt: skip
+    assert "confinement" not in record and set(record) <= set(RECORD_FIELDS)
+    assert "confinement" not in RECORD_FIELDS
