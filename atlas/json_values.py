@@ -114,10 +114,40 @@ def loads_checked(data: bytes) -> tuple[Any, bool]:
     return scanned.document, scanned.suspicious
 
 
-def deeper_than(value: Any, *, max_depth: int) -> str | None:
+class FoundPath(str):
+    """The path of a value a document may not hold (``field_path`` text, "" for the root), and
+    ``reason``: why, for the refusal ("nested deeper than 32", "an integer beyond 64 bits")."""
+
+    reason: str
+
+    @classmethod
+    def of(cls, document: Any, parts: list[Any], *, max_depth: int) -> FoundPath:
+        found = cls(field_path(parts))
+        found.reason = _reason(document, parts, max_depth=max_depth)
+        return found
+
+
+def _reason(document: Any, parts: list[Any], *, max_depth: int) -> str:
+    if len(parts) > max_depth:
+        return f"nested deeper than {max_depth} levels"
+    value = document
+    for part in parts:
+        if isinstance(part, str) and not storable_text(part):
+            return "a key holding a NUL character or a lone surrogate"
+        value = value[part]
+    if isinstance(value, str):
+        return "text holding a NUL character or a lone surrogate"
+    if isinstance(value, int) and not isinstance(value, bool):
+        return "an integer beyond 64 bits"
+    if isinstance(value, float):
+        return "a number that is not finite"
+    return f"nested deeper than {max_depth} levels"
+
+
+def deeper_than(value: Any, *, max_depth: int) -> FoundPath | None:
     """The path of the first value nested deeper than ``max_depth``, else None."""
     found = _deeper_at(value, 0, max_depth)
-    return None if found is None else field_path(reversed(found))
+    return None if found is None else FoundPath.of(value, found[::-1], max_depth=max_depth)
 
 
 def _deeper_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
@@ -163,15 +193,20 @@ def field_path(parts: Any) -> str:
     return text
 
 
-def unstorable_path(value: Any, *, max_depth: int = MAX_DEPTH) -> str | None:
+def unstorable_path(value: Any, *, max_depth: int = MAX_DEPTH) -> FoundPath | None:
     """The path of the first value the database cannot store (NUL, lone surrogate, integer beyond
     64 bits, non-finite number) or nested deeper than ``max_depth``; "" for the root; None if
     every value can be stored."""
     found = _unstorable_at(value, 0, max_depth)
-    return None if found is None else field_path(reversed(found))
+    return None if found is None else FoundPath.of(value, found[::-1], max_depth=max_depth)
 
 
-def loads_storable(data: bytes, *, max_depth: int = MAX_DEPTH) -> tuple[Any, str | None]:
+def refusal_at(found: FoundPath) -> str:
+    """``reviews[0].x: nested deeper than 32 levels``, as a refusal names a found value."""
+    return f"{found or 'its root'}: {found.reason}"
+
+
+def loads_storable(data: bytes, *, max_depth: int = MAX_DEPTH) -> tuple[Any, FoundPath | None]:
     """``loads``, and ``unstorable_path`` of the document. The per-value scan runs only when the
     text could hold an unstorable value (``loads_checked``); otherwise only nesting is left to
     check, container by container (a 10,000-evidence collection: milliseconds instead of ~60)."""

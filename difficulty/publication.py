@@ -123,7 +123,8 @@ def _checked_report(*, text: str, atlas_id: str) -> dict[str, Any]:
     unstorable = json_values.unstorable_path(report)
     if unstorable is not None:
         raise DifficultyPublicationError(
-            f"Difficulty report holds a value the Atlas cannot store at {unstorable or 'its root'}"
+            "Difficulty report holds a value the Atlas cannot store at "
+            + json_values.refusal_at(unstorable)
         )
     key = missing_key(report=report)
     if key:

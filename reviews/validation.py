@@ -151,7 +151,8 @@ def _load_collection(run_dir: Path) -> tuple[bytes, Any]:
         raise PublicationRejected(f"Review collection is not valid JSON: {exc}") from None
     if unstorable is not None:
         raise PublicationRejected(
-            f"Review collection holds a value the Atlas cannot store at {unstorable or 'its root'}"
+            "Review collection holds a value the Atlas cannot store at "
+            + json_values.refusal_at(unstorable)
         )
     return raw, collection
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from atlas.json_values import deeper_than, loads_storable, unstorable_path
+from atlas.json_values import deeper_than, loads_storable, refusal_at, unstorable_path
 
 
 @pytest.mark.parametrize(
@@ -63,3 +63,21 @@ def test_depth_is_named_at_the_first_value_beyond_it_in_document_order():
     assert deeper_than(value, max_depth=2) == "a[0][0]"
     assert deeper_than({"a": [[]], "b": {"c": {"d": 1}}}, max_depth=2) == "b.c.d"
     assert deeper_than({"a": [[]]}, max_depth=2) is None
+
+
+@pytest.mark.parametrize(
+    ("value", "path", "reason"),
+    [
+        ({"a": [[["x"]]]}, "a[0][0]", "nested deeper than 2 levels"),
+        ({"a": "x\x00"}, "a", "text holding a NUL character or a lone surrogate"),
+        ({"k\ud800": 1}, "k\\ud800", "a key holding a NUL character or a lone surrogate"),
+        ([1, 2**64], "[1]", "an integer beyond 64 bits"),
+        ({"f": [float("inf")]}, "f[0]", "a number that is not finite"),
+    ],
+)
+def test_a_refused_value_is_named_with_why(value, path, reason):
+    found = unstorable_path(value, max_depth=2)
+    assert found == path and found.reason == reason
+    assert refusal_at(found) == f"{path}: {reason}"
+    if "nested" in reason:
+        assert deeper_than(value, max_depth=2).reason == reason

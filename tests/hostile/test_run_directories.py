@@ -65,11 +65,13 @@ def raw_summary(run_dir, value: str) -> None:
         ('"NaN"', "Review collection is not valid JSON: NaN is not a JSON value"),
         (
             '"\\u0000"',
-            "Review collection holds a value the Atlas cannot store at reviews[0].summary",
+            "Review collection holds a value the Atlas cannot store at reviews[0].summary"
+            ": text holding a NUL character or a lone surrogate",
         ),
         (
             '"\\ud800"',
-            "Review collection holds a value the Atlas cannot store at reviews[0].summary",
+            "Review collection holds a value the Atlas cannot store at reviews[0].summary"
+            ": text holding a NUL character or a lone surrogate",
         ),
     ],
     ids=["nan", "nul", "lone-surrogate"],
@@ -99,7 +101,7 @@ def test_a_collection_deeper_than_the_bound(source, tmp_path, tables):
 
     rewrite_collection(run_dir, nest)
     message = "Review collection holds a value the Atlas cannot store at reviews[0].attributes.deep"
-    refuse_review(run_dir, message + "[0]" * 29, tables)
+    refuse_review(run_dir, message + "[0]" * 29 + ": nested deeper than 32 levels", tables)
 
 
 def test_a_judgment_from_the_future(source, tmp_path, tables):
@@ -155,9 +157,11 @@ def test_a_cited_hard_link_out_of_the_run(source, tmp_path, tables):
         (lambda text: text.replace('"split"', '"x": NaN, "split"', 1),
          "Artifact is not a model comparison report"),
         (lambda text: text.replace('"split"', '"x": "\\u0000", "split"', 1),
-         "Difficulty report holds a value the Atlas cannot store at x"),
+         "Difficulty report holds a value the Atlas cannot store at x: text holding a NUL "
+         "character or a lone surrogate"),
         (lambda text: text.replace('"split"', '"x": "\\udfff", "split"', 1),
-         "Difficulty report holds a value the Atlas cannot store at x"),
+         "Difficulty report holds a value the Atlas cannot store at x: text holding a NUL "
+         "character or a lone surrogate"),
         (lambda text: json.dumps({**json.loads(text), "estimated_at": "9999-12-31T00:00:00Z"}),
          "Difficulty measurement time is in the future: 9999-12-31T00:00:00Z"),
     ],
