@@ -294,11 +294,35 @@ def entries_of(need: str, rows: Iterable[dict[str, Any]], *, day: dt.date) -> It
         )
 
 
+# The largest --limit: more than any inventory holds, far below what a SQL LIMIT overflows at.
+MAX_LIMIT = 1_000_000
+
+
+class InvalidLimit(ValueError):
+    """A limit the queue cannot page by; ``str(exc)`` says which limits it takes."""
+
+
+def checked_limit(value: Any) -> int:
+    """``value`` as a limit of sources per need (1 to ``MAX_LIMIT``), else ``InvalidLimit``."""
+    try:
+        limit = int(value)
+    except (TypeError, ValueError):
+        raise InvalidLimit(f"the limit must be a whole number, got {value!r}") from None
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidLimit(
+            f"the limit must be between 1 and {MAX_LIMIT:,} (omit it for every source), "
+            f"got {limit}"
+        )
+    return limit
+
+
 def work_queue(
     *, limit: int | None = None, needs: Iterable[str] | None = None, day: dt.date | None = None
 ) -> list[QueueSection]:
     """Each need with its total and (up to ``limit``) entries in name order; the run folders
     the commands name are dated ``day`` (today, UTC)."""
+    if limit is not None:
+        limit = checked_limit(limit)
     day = day or timezone.now().date()
     sections = []
     for need in NEEDS:

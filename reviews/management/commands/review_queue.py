@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 
 from django.core.management.base import BaseCommand
 
-from reviews.work_queue import NEEDS, work_queue
+from reviews.work_queue import NEEDS, InvalidLimit, checked_limit, work_queue
+
+
+def limit_argument(text: str) -> int:
+    """--limit as argparse reads it: a refusal is a usage error naming the allowed range."""
+    try:
+        return checked_limit(text)
+    except InvalidLimit as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 class Command(BaseCommand):
@@ -25,7 +34,10 @@ class Command(BaseCommand):
             help="only these needs (repeatable)",
         )
         parser.add_argument(
-            "--limit", type=int, default=None, help="at most N sources per need (default all)"
+            "--limit",
+            type=limit_argument,
+            default=None,
+            help="at most N sources per need, 1 to 1,000,000 (default all)",
         )
 
     def handle(self, *args, **options) -> None:
