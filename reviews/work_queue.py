@@ -310,8 +310,7 @@ def checked_limit(value: Any) -> int:
         raise InvalidLimit(f"the limit must be a whole number, got {value!r}") from None
     if not 1 <= limit <= MAX_LIMIT:
         raise InvalidLimit(
-            f"the limit must be between 1 and {MAX_LIMIT:,} (omit it for every source), "
-            f"got {limit}"
+            f"the limit must be between 1 and {MAX_LIMIT:,} (omit it for every source), got {limit}"
         )
     return limit
 
