@@ -28,3 +28,22 @@ def test_a_string_without_a_utf8_form_is_judged_by_the_reference_engine():
     assert not validator.is_valid({"kind": "\ud800"})
     error = validator.first_error({"kind": "\ud800"})
     assert error is not None and error.path == ("kind",)
+
+
+def test_an_error_inside_an_alternative_names_the_value_itself():
+    """Why the reference engine stays beside the compiled one: inside ``anyOf`` (nullable objects
+    throughout the schemas) the compiled engine reports only the alternative's container; the
+    reference engine's best match names the offending value and what it should be."""
+    from atlas.json_schemas import SchemaValidator
+
+    nullable = {"anyOf": [{"type": "null"}, {"properties": {"b": {"type": "integer"}}}]}
+    validator = SchemaValidator({"type": "object", "properties": {"a": nullable}})
+    fast = [
+        (list(e.instance_path), e.message) for e in validator._fast.iter_errors({"a": {"b": "s"}})
+    ]
+    assert fast == [
+        (["a"], """{"b":"s"} is not valid under any of the schemas listed in the 'anyOf' keyword""")
+    ]
+    error = validator.first_error({"a": {"b": "s"}})
+    assert error is not None
+    assert (error.path, error.message) == (("a", "b"), "'s' is not of type 'integer'")
