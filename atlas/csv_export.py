@@ -17,11 +17,10 @@ from itertools import islice
 from django.db import connections
 from django.db.models import Case, F, Func, QuerySet, TextField, Value, When
 from django.db.models.expressions import Combinable
-from django.db.models.functions import Cast, Coalesce, Concat, Left
-from django.db.models.lookups import In
+from django.db.models.functions import Cast, Coalesce
 from django.http import StreamingHttpResponse
 
-from atlas.formula_guard import FORMULA_PREFIXES
+from atlas.formula_guard import guard_sql
 from atlas.models import Source
 
 FILENAME = "rl-data-atlas.csv"
@@ -51,31 +50,13 @@ class PayloadText(Func):
 
 
 class FormulaGuard(Func):
-    """Prefix a value that a spreadsheet would read as a formula with a single quote."""
+    """``formula_guard.guard_sql`` of an expression, for the ORM."""
 
     output_field = TextField()
 
     def as_sql(self, compiler, connection, **extra):
-        (expression,) = self.source_expressions
-        case = Case(
-            When(
-                In(Left(expression, 1), list(FORMULA_PREFIXES)), then=Concat(Value("'"), expression)
-            ),
-            default=expression,
-            output_field=TextField(),
-        )
-        return compiler.compile(case)
-
-    def as_postgresql(self, compiler, connection, **extra):
         value, params = compiler.compile(self.source_expressions[0])
-        return guard_sql(value), (*params, *params, *params)
-
-
-def guard_sql(value: str) -> str:
-    """PostgreSQL: prefix a formula-looking value with a quote. The first code point compared as
-    an integer costs far less than LEFT() against strings, at one guard per field per row."""
-    codes = ", ".join(str(ord(prefix)) for prefix in FORMULA_PREFIXES)
-    return f"(CASE WHEN ascii({value}) IN ({codes}) THEN '''' || {value} ELSE {value} END)"
+        return guard_sql(value, vendor=connection.vendor), (*params, *params, *params)
 
 
 def export_fields(*, guard: bool = True) -> dict[str, Combinable]:
@@ -169,7 +150,8 @@ def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
     # one guards it by column name, so no expression is evaluated again per comparison.
     guarded = guarded_names()
     columns = ", ".join(
-        guard_sql(f"raw.{name}") if name in guarded else f"raw.{name}" for name in export_fields()
+        guard_sql(f"raw.{name}", vendor=connection.vendor) if name in guarded else f"raw.{name}"
+        for name in export_fields()
     )
     # COPY takes no bind parameters; merged client-side, Django's debug cursor also logs it.
     # compose_sql exists only on the PostgreSQL backend's operations, which the stubs don't know.

@@ -195,3 +195,20 @@ def test_the_migration_fills_the_stored_tags_of_existing_rows(write_catalog):
     migration.fill_export_tags(apps, None)
     stored = dict(Source.objects.values_list("id", "export_tags"))
     assert stored == {"MarinSkyRL:a": "'=x,rlvr", "MarinSkyRL:b": "", "MarinSkyRL:c": "'=x,rlvr"}
+
+
+@pytest.mark.django_db
+def test_the_sql_guard_is_the_python_guard():
+    """One rule in two forms: the database's guard of a value is guarded()'s, on every leading
+    character that needs one and on values that do not (here on the database under test)."""
+    from django.db import connection
+
+    values = [*(f"{prefix}x" for prefix in formula_guard.FORMULA_PREFIXES), "", "x=1", " =1",
+              "'=1", "é=", "😀", "=", "\n=1"]  # fmt: skip
+    with connection.cursor() as cursor:
+        for value in values:
+            sql = formula_guard.guard_sql("%s", vendor=connection.vendor)
+            cursor.execute(f"SELECT {sql}", [value, value, value])
+            assert cursor.fetchone()[0] == formula_guard.guarded(value), repr(value)
+        cursor.execute(f"SELECT {formula_guard.guard_sql('NULL', vendor=connection.vendor)}")
+        assert cursor.fetchone()[0] is None
