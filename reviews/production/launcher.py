@@ -22,10 +22,12 @@ from typing import Any
 
 from reviews.production.concurrency import tracked_group
 from reviews.production.errors import ReviewProductionError
+from reviews.production.hosts import GYM_WARM_MODULES, AttemptHosts, HostSpec, hosted
 from reviews.production.rundir import task_folder, write_json_file
 from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
 
 WORKERS_DIR = Path(__file__).resolve().parent / "workers"
+GYM_WORKER = str(WORKERS_DIR / "gym_worker.py")
 GRACE_SECONDS = 15.0
 POLL_SECONDS = 0.05
 
@@ -77,7 +79,7 @@ def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
     if route == GYM_ROUTE:
         if not runtime.get("gym_python"):
             raise ReviewProductionError("runtime.gym_python is required for Gym tasks")
-        return WorkerRoute(runtime["gym_python"], str(WORKERS_DIR / "gym_worker.py"), gym_paths)
+        return WorkerRoute(runtime["gym_python"], GYM_WORKER, gym_paths)
     if route == HARBOR_ROUTE:
         if not runtime.get("harbor_python") or not runtime.get("harbor_checkout"):
             raise ReviewProductionError(
@@ -89,6 +91,16 @@ def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
             (f"{runtime['harbor_checkout']}/src", *gym_paths),
         )
     raise ReviewProductionError(f"No native worker for route {route}")
+
+
+def host_spec(*, route: WorkerRoute) -> HostSpec:
+    """The route's attempt host: the built-in Gym worker's warms up with the Gym library."""
+    return HostSpec(
+        python=route.python,
+        script=route.script,
+        pythonpath=route.pythonpath,
+        warm=GYM_WARM_MODULES if route.script == GYM_WORKER else (),
+    )
 
 
 def attempt_path(*, run_dir: Path, number: int) -> Path:
@@ -104,8 +116,11 @@ def run_attempt(
     runtime: dict[str, Any],
     stop: threading.Event,
     grace_seconds: float = GRACE_SECONDS,
+    hosts: AttemptHosts | None = None,
 ) -> dict[str, Any]:
-    """Run the task's worker once in a new ``execution-NNN`` and mark the task done."""
+    """Run the task's worker once in a new ``execution-NNN`` and mark the task done: forked
+    from the run's warm host for the route when ``hosts`` has one, else in a fresh
+    interpreter."""
     route = worker_route(route=task.route, runtime=runtime)
     folder = task_folder(run_dir=run_dir, number=number)
     folder.mkdir(parents=True, exist_ok=True)
@@ -119,38 +134,29 @@ def run_attempt(
         record["task_dir"] = str(execution / "task")
     write_json_file(execution / "input.json", {"task": record, "model": model, "config": runtime})
     stderr_path = execution / "worker.stderr"
-    environment = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(route.pythonpath),
-        "PYTHONDONTWRITEBYTECODE": "1",
-        "PYTHONUNBUFFERED": "1",
-    }
-    with (
-        open(execution / "worker.stdout", "wb") as stdout,
-        open(stderr_path, "wb") as stderr,
-    ):
+    (execution / "worker.stdout").touch()
+    spec = host_spec(route=route)
+    with open(stderr_path, "ab") as stderr:
         try:
-            process = subprocess.Popen(
-                [route.python, route.script, str(execution / "input.json"), str(execution)],
-                cwd=execution,
-                stdin=subprocess.DEVNULL,
-                stdout=stdout,
-                stderr=stderr,
-                env=environment,
-                start_new_session=True,
-            )
+            with hosted(hosts=hosts, spec=spec, stderr=stderr) as (host, _warm):
+                process = host.start(
+                    input_path=execution / "input.json",
+                    execution=execution,
+                    stdout=execution / "worker.stdout",
+                    stderr=stderr_path,
+                )
+                with tracked_group(process.pid):  # a second Ctrl-C kills it (concurrency.py)
+                    returncode = _wait(
+                        process=process,
+                        timeout=float(runtime["worker_timeout"]),
+                        stop=stop,
+                        grace_seconds=grace_seconds,
+                        stderr_path=stderr_path,
+                    )
         except OSError as exc:
             raise ReviewProductionError(
                 f"Cannot start native worker {route.python}: {exc}"
             ) from None
-        with tracked_group(process.pid):  # a second Ctrl-C kills it (concurrency.py)
-            returncode = _wait(
-                process=process,
-                timeout=float(runtime["worker_timeout"]),
-                stop=stop,
-                grace_seconds=grace_seconds,
-                stderr_path=stderr_path,
-            )
     attempt_file = execution / "attempt.json"
     if returncode == SOLVER_UNAVAILABLE_EXIT:
         raise SolverUnavailable(_unavailable_message(execution=execution, run_dir=run_dir))
@@ -185,7 +191,7 @@ def _unavailable_message(*, execution: Path, run_dir: Path) -> str:
 
 def _wait(
     *,
-    process: subprocess.Popen,
+    process: Any,
     timeout: float,
     stop: threading.Event,
     grace_seconds: float,
@@ -226,7 +232,7 @@ def _wait(
     return returncode
 
 
-def stop_group(*, process: subprocess.Popen, grace_seconds: float) -> None:
+def stop_group(*, process: Any, grace_seconds: float) -> None:
     """SIGINT to the worker's process group, ``grace_seconds`` to finish, then SIGKILL."""
     try:
         os.killpg(process.pid, signal.SIGINT)

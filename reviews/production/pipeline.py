@@ -35,6 +35,7 @@ from reviews.production.grading import (
     single_verifyit,
     verifyit_pin,
 )
+from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import (
     HARBOR_TREES,
     MARINSKYRL_TREES,
@@ -238,11 +239,14 @@ class _Run:
         self.judge_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self.options.jobs * JUDGE_COUNT
         )
+        # Attempts fork from a warm host per route that compiled into the native bytecode cache.
+        self.hosts = AttemptHosts(cache_dir=native_bytecode_cache())
         self.progress.start()
         try:
             outcomes = self._panel(sample)
             return self._finish(outcomes)
         finally:
+            self.hosts.close()
             self.judge_pool.shutdown(wait=True)
             self.progress.finish()
             client.close()
@@ -360,6 +364,7 @@ class _Run:
                     runtime=self.runtime,
                     stop=self.stop,
                     grace_seconds=self.options.grace_seconds,
+                    hosts=self.hosts,
                 )
             finally:
                 self._attempting.pop(number, None)

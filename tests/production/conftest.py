@@ -26,6 +26,7 @@ from reviews.examples.marinskyrl import (  # noqa: F401 - shared with the demo a
     gsm8k_rows,
     write_parquet,
 )
+from reviews.production.hosts import BYTECODE_CACHE_ENV
 from tests.model_server import ModelServer
 from tests.production.review_model import ReviewModel
 
@@ -44,6 +45,17 @@ def checkout(session_checkout, tmp_path) -> Path:
     target = tmp_path / "MarinSkyRL"
     shutil.copytree(session_checkout, target, symlinks=True)
     return target
+
+
+@pytest.fixture(scope="session")
+def bytecode_cache(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("native-bytecode")
+
+
+@pytest.fixture(autouse=True)
+def _native_bytecode_cache(bytecode_cache, monkeypatch) -> None:
+    """Native interpreters compile into the session's cache, never the user's."""
+    monkeypatch.setenv(BYTECODE_CACHE_ENV, str(bytecode_cache))
 
 
 @pytest.fixture

@@ -1,0 +1,185 @@
+"""Attempt hosts (issue 20 §5): one process per attempt, forked from a warm host per route (or a
+fresh interpreter when the route changed), with no descendant outliving its attempt."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from reviews.production.errors import ReviewProductionError
+from reviews.production.hosts import BYTECODE_CACHE_ENV, AttemptHosts
+from reviews.production.launcher import run_attempt
+from tests.production.helpers import load, make_review
+from tests.production.test_launcher_and_client import TASK, alive
+
+pytestmark = pytest.mark.slow
+
+WORKERS = Path(__file__).resolve().parents[2] / "reviews" / "production" / "workers"
+REPORT = """
+import json, os, sys
+from pathlib import Path
+out = Path(sys.argv[2])
+(out / "attempt.json").write_text(json.dumps({"verification": {"status": "verified"},
+    "verifier_executed": True, "done": True, "turns": 1, "parent": os.getppid(),
+    "group": os.getpgid(0), "pid": os.getpid(), "argv": sys.argv, "cwd": os.getcwd()}))
+"""
+# Leaves a forked child and a daemon behind, each sleeping for a minute: the daemon is started
+# by a middle process that calls setsid and exits at once, so it is orphaned in its own session.
+LEAVES_DESCENDANTS = """
+import json, os, subprocess, sys, time
+from pathlib import Path
+out = Path(sys.argv[2])
+middle = subprocess.run([sys.executable, "-c", "import subprocess, sys; "
+    "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+    " start_new_session=True, stdout=subprocess.DEVNULL); print(p.pid)"],
+    stdout=subprocess.PIPE, text=True, check=True)
+daemon = int(middle.stdout)
+forked = os.fork()
+if forked == 0:
+    time.sleep(60)
+    os._exit(0)
+Path({pids!r}).write_text(json.dumps([daemon, forked]))
+{tail}
+"""
+
+
+def route(tmp_path: Path, body: str, *, timeout: float = 60, name: str = "worker.py") -> dict:
+    script = tmp_path / name
+    script.write_text(textwrap.dedent(body))
+    return {
+        "worker_timeout": timeout,
+        "workers": {"custom": {"python": sys.executable, "script": str(script), "pythonpath": []}},
+    }
+
+
+def attempt(tmp_path: Path, runtime: dict, **kwargs) -> dict:
+    return run_attempt(
+        run_dir=tmp_path / "run", number=0, task=TASK, model={"name": "m"}, runtime=runtime,
+        stop=threading.Event(), **kwargs,
+    )  # fmt: skip
+
+
+def wait_dead(pids: list[int]) -> list[int]:
+    """The pids still running after a few seconds (killing is asynchronous)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
+        time.sleep(0.05)
+    return [pid for pid in pids if alive(pid)]
+
+
+def test_attempts_fork_from_one_warm_host_until_the_route_changes(tmp_path):
+    runtime = route(tmp_path, REPORT)
+    hosts = AttemptHosts(cache_dir=tmp_path / "bytecode")
+    try:
+        first, second = (
+            attempt(tmp_path, runtime, hosts=hosts),
+            attempt(tmp_path, runtime, hosts=hosts),
+        )
+        # Both forked from the same host, not started by this process; each a session leader.
+        assert first["parent"] == second["parent"] != os.getpid()
+        assert first["pid"] != second["pid"] and first["group"] == first["pid"]
+        execution = tmp_path / "run/tasks/0000/execution-001"
+        assert second["argv"][1:] == [str(execution / "input.json"), str(execution)]
+        assert second["cwd"] == str(execution) and hosts.forked_attempts == 2
+        # The worker script changed: that attempt runs in a fresh interpreter, the next one in a
+        # new warm host.
+        script = Path(runtime["workers"]["custom"]["script"])
+        script.write_text(script.read_text() + "\n# edited\n")
+        fresh = attempt(tmp_path, runtime, hosts=hosts)
+        renewed = attempt(tmp_path, runtime, hosts=hosts)
+    finally:
+        hosts.close()
+    assert hosts.fresh_attempts == 1 and hosts.forked_attempts == 3
+    assert len({first["parent"], fresh["parent"], renewed["parent"]}) == 3
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm host", "fresh interpreter"])
+def test_no_descendant_outlives_a_finished_attempt(tmp_path, warm):
+    pids = tmp_path / "pids.json"
+    runtime = route(tmp_path, LEAVES_DESCENDANTS.format(pids=str(pids), tail=REPORT))
+    hosts = AttemptHosts(cache_dir=None) if warm else None
+    try:
+        outcome = attempt(tmp_path, runtime, hosts=hosts)
+        assert outcome["done"] is True
+        left = json.loads(pids.read_text())
+        # The forked child and the orphaned daemon in its own session: both gone.
+        assert wait_dead(left) == []
+    finally:
+        if hosts is not None:
+            hosts.close()
+
+
+@pytest.mark.parametrize("warm", [True, False], ids=["warm host", "fresh interpreter"])
+def test_no_descendant_outlives_a_killed_attempt(tmp_path, warm):
+    pids = tmp_path / "pids.json"
+    runtime = route(
+        tmp_path,
+        LEAVES_DESCENDANTS.format(pids=str(pids), tail="time.sleep(60)"),
+        timeout=3,
+    )
+    hosts = AttemptHosts(cache_dir=None) if warm else None
+    try:
+        with pytest.raises(ReviewProductionError, match="timed out"):
+            attempt(tmp_path, runtime, hosts=hosts, grace_seconds=0.2)
+        assert wait_dead(json.loads(pids.read_text())) == []
+    finally:
+        if hosts is not None:
+            hosts.close()
+
+
+def test_closing_the_hosts_stops_them(tmp_path):
+    runtime = route(tmp_path, REPORT)
+    hosts = AttemptHosts(cache_dir=None)
+    host_pid = attempt(tmp_path, runtime, hosts=hosts)["parent"]
+    assert alive(host_pid)
+    hosts.close()
+    assert wait_dead([host_pid]) == []
+
+
+def test_gym_attempts_fork_warm_and_capture_what_a_fresh_interpreter_does(
+    tmp_path, write_config, checkout, monkeypatch
+):
+    monkeypatch.setenv(BYTECODE_CACHE_ENV, str(tmp_path / "bytecode"))
+    config = write_config(rows=2)
+    output = tmp_path / "run"
+    make_review("--config", str(config), "--n", "2", "--output", str(output), "--jobs", "1")
+    # Bytecode went to the native cache (the checkout's own files among it), none into the
+    # checkout, which stays clean, nor into the run.
+    cached = list((tmp_path / "bytecode").rglob("*.pyc"))
+    assert any(str(checkout / "skyrl-gym") in str(path) for path in cached)
+    assert not list(checkout.rglob("__pycache__"))
+    assert subprocess.run(["git", "-C", str(checkout), "status", "--porcelain"],
+                          capture_output=True, text=True, check=True).stdout == ""  # fmt: skip
+    assert not list(output.rglob("*.pyc"))
+    # The same attempt in a fresh interpreter imports and calls the same native modules.
+    execution = output / "tasks/0001/execution-000"
+    again = tmp_path / "fresh"
+    again.mkdir()
+    subprocess.run(
+        [sys.executable, str(WORKERS / "gym_worker.py"), str(execution / "input.json"), str(again)],
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(
+            (f"{checkout}/skyrl-gym", f"{checkout}/skyrl-train", str(checkout))
+        ), "PYTHONDONTWRITEBYTECODE": "1"},
+        check=True, cwd=again, capture_output=True,
+    )  # fmt: skip
+
+    def captured(folder: Path) -> list[tuple[str, bool, str]]:
+        return [
+            (entry["module"], entry["called_in_attempt"], entry["sha256"])
+            for entry in load(folder / "native-code-index.json")
+        ]
+
+    assert captured(execution) == captured(again)
+    assert ("skyrl_gym.envs.gsm8k.env", True) in {(m, c) for m, c, _ in captured(execution)}
+    assert (
+        load(execution / "attempt.json")["verification"]
+        == load(again / "attempt.json")["verification"]
+    )
