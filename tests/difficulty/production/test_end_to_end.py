@@ -6,7 +6,7 @@ from __future__ import annotations
 import io
 import json
 import re
-import time
+import threading
 from dataclasses import replace
 from html import unescape
 
@@ -187,17 +187,25 @@ def test_a_worker_timeout_is_an_unverified_attempt_that_resume_keeps(
     small = current_protocol().required_role("small").model
     solver = model_server.models[small]
 
+    released = threading.Event()
+
     def hang_on_row_one(request):
         if row_index(request)[0] == 1:
-            time.sleep(30)  # far past the worker timeout, on any machine load
+            # Held until the run is over: past the worker timeout on any machine load.
+            released.wait(timeout=300)
         return solver(request)
 
     model_server.models[small] = hang_on_row_one
+    # The timeout leaves a loaded machine (CI beside other work) room to start the worker of the
+    # row that does not hang; only row 1 may time out.
     options = DifficultyOptions(
-        config=write_config(change=lambda d: d["runtime"].update({"worker_timeout": 10})),
+        config=write_config(change=lambda d: d["runtime"].update({"worker_timeout": 30})),
         atlas_id=SOURCE_ID, n=2, output=tmp_path / "run", jobs=2, grace_seconds=0.5,
     )  # fmt: skip
-    report = run_make_difficulty(options=options, stderr=io.StringIO()).report
+    try:
+        report = run_make_difficulty(options=options, stderr=io.StringIO()).report
+    finally:
+        released.set()
     model = report["models"][0]
     timed_out = [o for o in model["task_outcomes"] if o["stop_reason"] == "timeout"]
     assert [o["task_id"] for o in timed_out] == ["1"]
