@@ -14,6 +14,7 @@ from atlas import labels
 from atlas.catalog_html import headers_html, options_html, rows_html
 from atlas.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.contributions import catalog_cells
+from atlas.facets import FacetCounts, facet_counts, with_counts
 from atlas.filters import (
     BENCHMARK_CHOICES,
     DIFFICULTY_CHOICES,
@@ -168,8 +169,11 @@ def _view_line(*, query: CatalogQuery, window: PageWindow, matching: int) -> tup
     return f"{first:,}–{last:,} of {_plural(matching, 'entry', 'entries')}", order
 
 
-def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
-    options = [("", default_label), *choices]
+def _select(
+    name: str, default_label: str, choices, selected: str, *, facets: FacetCounts, **extra: str
+) -> dict:
+    """A filter's select: each option with the count of sources it would show."""
+    options = with_counts(options=[("", default_label), *choices], counts=facets.of(name))
     return {
         "name": name,
         "options_html": options_html(options=options, selected=selected),
@@ -261,42 +265,55 @@ def catalog_context(
     all_unknown = counts.matching > 0 and counts.known_counts == 0
     cell = catalog_cells().get("difficulty")
     rows = page_rows(matching=filterset.qs, window=window)
+    facets = facet_counts(filterset=filterset)
     selects = [
-        _select("type", "All types", TYPE_CHOICES, catalog_query.get("type"), label="Type"),
+        _select(
+            "type",
+            "All",
+            TYPE_CHOICES,
+            catalog_query.get("type"),
+            label="Type",
+            facets=facets,
+        ),
         _select(
             "turns",
-            "All interactions",
+            "All",
             TURNS_CHOICES,
             catalog_query.get("turns"),
             label="Interaction",
+            facets=facets,
         ),
         _select(
             "family",
-            "All families",
+            "All",
             family_choices,
             catalog_query.get("family"),
             label="Family",
+            facets=facets,
         ),
         _select(
             "benchmark",
-            "Any designation",
+            "Any",
             BENCHMARK_CHOICES,
             catalog_query.get("benchmark"),
             label="Benchmark",
+            facets=facets,
         ),
         _select(
             "quality",
-            "All ratings",
+            "All",
             QUALITY_CHOICES,
             catalog_query.get("quality"),
             label="Quality",
+            facets=facets,
         ),
         _select(
             "difficulty",
-            "Any difficulty",
+            "Any",
             DIFFICULTY_CHOICES,
             catalog_query.get("difficulty"),
             label="Difficulty",
+            facets=facets,
             title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
             "tasks.",
             help=cell.filter_help if cell else "",

@@ -147,7 +147,7 @@ def ordering_for(sort: str) -> list[OrderBy]:
     return [primary, F("id").asc()]
 
 
-def _difficulty_q(value: str) -> Q:
+def difficulty_condition(value: str) -> Q:
     if value in ("current", "historical", "invalid"):
         return Q(difficulty_status=value)
     if value == "unmeasured":
@@ -274,7 +274,7 @@ class SourceFilterSet(django_filters.FilterSet):
     def filter_difficulty(
         self, queryset: QuerySet[Source], name: str, value: str
     ) -> QuerySet[Source]:
-        return queryset.filter(_difficulty_q(value))
+        return queryset.filter(difficulty_condition(value))
 
     def filter_difficulty_status(
         self, queryset: QuerySet[Source], name: str, value: str
@@ -296,7 +296,12 @@ class SourceFilterSet(django_filters.FilterSet):
     @property
     def shows_bad(self) -> bool:
         data = self.form.cleaned_data
-        return data.get("show_bad") == "1" or data.get("quality") == "bad"
+        return self.toggles_bad_on or data.get("quality") == "bad"
+
+    @property
+    def toggles_bad_on(self) -> bool:
+        """The "Show bad quality" toggle itself (``shows_bad`` also follows a Bad filter)."""
+        return self.form.cleaned_data.get("show_bad") == "1"
 
     @property
     def shows_excluded(self) -> bool:
@@ -310,11 +315,21 @@ class SourceFilterSet(django_filters.FilterSet):
         the view without its origin, from the same validated values."""
         return self._filtered(self.queryset.all(), leaving_out=name)
 
-    def _filtered(self, queryset: QuerySet[Source], *, leaving_out: str) -> QuerySet[Source]:
+    def facet_queryset(self, name: str) -> QuerySet[Source]:
+        """The rows an option of filter ``name`` chooses from: the view without that filter.
+        Choosing the Bad quality shows Bad rows whatever the toggle, so the quality facet
+        counts them (its other options hold none)."""
+        return self._filtered(
+            self.queryset.all(), leaving_out=name, shows_bad=name == "quality" or None
+        )
+
+    def _filtered(
+        self, queryset: QuerySet[Source], *, leaving_out: str, shows_bad: bool | None = None
+    ) -> QuerySet[Source]:
         for name, value in self.form.cleaned_data.items():
             if name != leaving_out:
                 queryset = self.filters[name].filter(queryset, value)
-        if not self.shows_bad:
+        if not (shows_bad or self.shows_bad):
             queryset = queryset.exclude(effective_quality="bad")
         if not self.shows_excluded:
             queryset = queryset.exclude(status="Excluded")

@@ -221,6 +221,7 @@
           var current = document.querySelector('.region[data-region="' + name + '"]');
           if (current) { current.innerHTML = fresh.innerHTML; }
         });
+        refreshFacets(parsed);
         if (parsed.title) { document.title = parsed.title; }
         if (push) { history.pushState({ atlas: true }, "", url); }
         shownQuery = withoutSource(url);
@@ -242,6 +243,18 @@
         bannerFailed = true;
         setBanner(readFailedText(typeof status === "number" ? status : "network"), true);
       });
+  }
+
+  // Each filter option says how many sources it would show in the new view. The select keeps
+  // its element (and focus) and the value the person chose; only its options' texts change.
+  function refreshFacets(parsed) {
+    parsed.querySelectorAll("[data-facets] select[data-facet]").forEach(function (fresh) {
+      var current = form.elements[fresh.getAttribute("data-facet")];
+      if (!current || current.tagName !== "SELECT") { return; }
+      var value = current.value;
+      current.innerHTML = fresh.innerHTML;
+      current.value = value;
+    });
   }
 
   function restoreFocus(selector) {
