@@ -21,10 +21,18 @@ def _verification(review_item: dict[str, Any]) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def is_solver_attempt(review_item: dict[str, Any]) -> bool:
+    """A runtime review of a solver's attempt. A replay (``attributes.replay``: validate_fix's
+    failing inputs and incorrect-answer controls, reproduce_defect's cases) re-executes saved or
+    supplied answers with no model call: native evidence, but no attempt to solve."""
+    attributes = review_item.get("attributes") or {}
+    return review_item.get("method") == "runtime_execution" and "replay" not in attributes
+
+
 def derived_counts(*, collection: Any) -> dict[str, int]:
     """solved = status ``verified`` and ``passed`` true; verified = status ``verified``;
-    attempted = every runtime review; unverified = attempted − verified."""
-    runtime = [item for item in _reviews(collection) if item.get("method") == "runtime_execution"]
+    attempted = every solver attempt's runtime review; unverified = attempted − verified."""
+    runtime = [item for item in _reviews(collection) if is_solver_attempt(item)]
     verified = [item for item in runtime if _verification(item).get("status") == "verified"]
     solved = [item for item in verified if _verification(item).get("passed") is True]
     return {

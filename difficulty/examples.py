@@ -57,6 +57,12 @@ WRONG_TOTAL = 2011
 STATEMENT = (
     "Example: the gsm8k verifier rejects correct answers written with a thousands separator."
 )
+# Recorded as each difficulty role's serving configuration: the protocol names the models, but
+# the demo's answers come from the scripted chat server.
+EXAMPLE_SERVING = {
+    "engine": "Example: the bundled scripted chat server answers for this model — "
+    "not a real measurement"
+}
 # Difficulty arms: which tasks (by their correct total) each role's scripted model gets wrong.
 ROLE_MISSES = {"small": {2011, 2016}, "large": {2016}, "hosted": set()}
 
@@ -252,6 +258,7 @@ def _difficulty(walk: ExampleWalk, *, tasks: Path) -> None:
             "model": role.model,
             "timeout": 30,
             "retry_backoff_seconds": 0.01,
+            "serving_configuration": dict(EXAMPLE_SERVING),
             **({"provider": role.provider} if role.provider else {"revision": None}),
         }
     config = walk.write_json("difficulty-config.json", {"roles": roles, **blocks})

@@ -23,8 +23,9 @@ KIND_CHIPS: dict[str, str] = {
     ReviewKind.IMPORTED: "Imported audit · no rating",
 }
 EXAMPLE_EXPLANATION = (
-    "This collection was generated to demonstrate the Atlas: its tasks, attempts, judges and "
-    "findings are made up, and its rating says nothing about the source."
+    "This collection was made to demonstrate the Atlas (make demo): its tasks are made up, its "
+    "solver and judges are a scripted chat server, and its rating says nothing about the source "
+    "— only the native verifier runs are real."
 )
 
 

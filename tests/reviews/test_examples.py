@@ -30,7 +30,7 @@ def load(path: Path):
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_make_demo_publishes_what_the_tools_make(tmp_path, packaged_catalog, capsys):
+def test_make_demo_publishes_what_the_tools_make(tmp_path, packaged_catalog, capsys, client):
     # One walk (minutes of native execution) checked three ways.
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     output = tmp_path / "examples"
@@ -38,6 +38,7 @@ def test_make_demo_publishes_what_the_tools_make(tmp_path, packaged_catalog, cap
     results = json.loads(capsys.readouterr().out)
     check_the_walk(results)
     check_the_run_directories(output)
+    check_what_a_newcomer_sees(client)
     check_publishing_again(output, capsys)
 
 
@@ -116,7 +117,29 @@ def check_the_run_directories(output: Path) -> None:
     validation = load(output / "gsm8k-resolution" / "validation" / "validation.json")
     assert validation["fix_validated"] is True
     difficulty = load(output / "gsm8k-difficulty" / "difficulty.json")
-    assert {m["size"]: m["solved"] for m in difficulty["models"]} == {
+    for model in difficulty["models"]:
+        assert model["serving_configuration"]["engine"].startswith("Example: the bundled")
+        for outcome in model["task_outcomes"]:
+            execution = output / "gsm8k-difficulty" / outcome["execution_path"]
+            assert (execution / "verifier-trace.jsonl").is_file()
+
+
+def check_what_a_newcomer_sees(client) -> None:
+    """The review page is labelled, shows the resolved defect and counts only solver attempts;
+    the history shows each curator step; difficulty says its answers were scripted."""
+    source = Source.objects.get(id=SOURCE_ID)
+    page = client.get(f"/reviews/{source.review_id}/").content.decode()
+    assert EXAMPLE_NOTICE in page and "scripted chat server" in page
+    assert "Resolved verifier defects (1)" in page
+    # The resolution collection holds validate_fix's replays too; they are no solver attempts.
+    assert f"Quality-review solver: 2/{ROWS} solved · {ROWS} attempted · 0 unverified" in page
+    history = client.get("/api/changes/", {"source": SOURCE_ID}).json()["results"]
+    assert [entry["kind"] for entry in reversed(history)] == [
+        "added", "review_published", "review_published", "defect_confirmed",
+        "review_published", "defect_resolved", "review_published", "difficulty_published",
+    ]  # fmt: skip
+    report = source.difficulty_summary
+    assert {m["size"]: m["solved"] for m in report["models"]} == {
         "small": 1, "large": 2, "hosted": 3,
     }  # fmt: skip
 
