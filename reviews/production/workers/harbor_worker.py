@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import packed_task_cache
 from worker_support import EventLog, NativeCapture, error_outcome, warm_imports, write_json
 
 OFFLINE_AGENT = "offline_terminus:OfflineTerminus2"
@@ -75,25 +76,13 @@ def scalar_verification(rewards: Any) -> dict[str, Any]:
     }
 
 
-def materialize_packed_task(*, packed: dict[str, Any], execution_dir: Path) -> Path:
-    """A ``packed_task`` names a record (``key``) of a JSON Lines or JSON ``dataset_path`` whose
-    ``files`` map task-relative paths to contents; it is unpacked under ``packed-task-cache/``."""
-    dataset = Path(packed["dataset_path"])
-    text = dataset.read_text(encoding="utf-8")
-    records = json.loads(text) if dataset.suffix == ".json" else [
-        json.loads(line) for line in text.splitlines() if line.strip()
-    ]  # fmt: skip
-    key = packed["key"]
-    record = next((r for r in records if r.get("id") == key), None)
-    if record is None:
-        raise ValueError(f"Packed task {key} is not in {dataset}")
-    target = execution_dir / "packed-task-cache" / str(key)
-    for relative, content in sorted(record["files"].items()):
-        path = (target / relative).resolve()
-        if not path.is_relative_to(target.resolve()):
-            raise ValueError(f"Packed task file escapes its folder: {relative}")
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(content, encoding="utf-8")
+def materialize_packed_task(
+    *, packed: dict[str, Any], execution_dir: Path, events: EventLog | None = None
+) -> Path:
+    """The ``packed_task`` unpacked under ``packed-task-cache/`` (``packed_task_cache``)."""
+    target, materializer = packed_task_cache.materialize(packed=packed, execution_dir=execution_dir)
+    if events is not None:
+        events.write("packed_task", materializer=materializer, task_path=str(target))
     return target
 
 
@@ -137,7 +126,9 @@ async def run_trial(*, data: dict[str, Any], execution_dir: Path, events: EventL
         raise ReviewRuleError("Review must use the task native verifier, enabled")
     task = data["task"]
     if task.get("packed_task"):
-        task_path = materialize_packed_task(packed=task["packed_task"], execution_dir=execution_dir)
+        task_path = materialize_packed_task(
+            packed=task["packed_task"], execution_dir=execution_dir, events=events
+        )
     else:
         task_path = Path(task["task_dir"])
     name = trial_name(execution_dir=execution_dir)
