@@ -276,6 +276,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
                 "Fix not validated: "
                 + "; ".join(_offence(o) for o in offenders)
                 + f"; the validation evidence is saved in {validation}"
+                + _saved_wrong_hint(offenders)
             )
         _copy_review(review=review.root, output=output)
         finish(
@@ -290,6 +291,19 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
             ),
         )
         return result
+
+
+def _saved_wrong_hint(offenders: list[Observation]) -> str:
+    """A saved answer the reviewed verifier rejected is a control only because it was rejected:
+    accepted by the repaired verifier, it may be correct — another instance of the defect."""
+    if not any(o.case.answer.source == "control:saved_wrong" for o in offenders):
+        return ""
+    return (
+        ". A saved-wrong control is an answer the reviewed verifier rejected: if it is correct, "
+        "it is another instance of the defect — reproduce it too (reproduce_defect --attempt) "
+        "and confirm with that collection, or leave saved answers out (--skip-control "
+        "saved_wrong)"
+    )
 
 
 def _offence(observation: Observation) -> str:
