@@ -97,4 +97,5 @@ serve: install ## the production shape: gunicorn (WORKERS from the CPU count, --
 	$(MANAGE) collectstatic --noinput --verbosity 0
 	$(MANAGE) run_catalog --no-serve
 	$(UV) run --frozen gunicorn atlas.wsgi --preload --workers $(WORKERS) \
-		--bind $(HOST):$(PORT) --access-logfile - --error-logfile - --timeout 60
+		--bind $(HOST):$(PORT) --access-logfile - --error-logfile - --timeout 60 \
+		--limit-request-line 8190

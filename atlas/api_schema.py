@@ -7,7 +7,11 @@ in every ``extend_schema``:
 - 400 when the operation takes query parameters or a body (a value it cannot use, named);
 - 401 and 403 when the operation needs a permission (no or wrong credentials; not allowed), and
   429 when API tokens are accepted (repeated failed sign-ins lock an address out);
-- 404 when the path names an object, or for a page past the end of a paginated list.
+- 404 when the path names an object, or for a page past the end of a paginated list;
+- on every operation, 406 for an ``Accept`` header no renderer matches, 414 for an address
+  longer than the application answers (``atlas.middleware.UrlLengthMiddleware``; beyond
+  gunicorn's request line, gunicorn's own plain 414) and 503 with ``Retry-After`` while the
+  database or the task broker is unreachable (``atlas.unavailable``).
 
 Reads the project serves to anyone are marked so (``security`` includes the anonymous ``{}``) even
 when writes on the same view need a permission (``permission_for_writes``).
@@ -42,6 +46,17 @@ ERRORS = {
     "403": ("The credentials do not carry the permission this operation needs.", DETAIL),
     "404": ("Nothing with this identifier is published.", DETAIL),
     "429": ("Too many failed sign-ins from this address; try again later.", DETAIL),
+    "406": ("No representation this operation serves matches the Accept header.", DETAIL),
+    "414": ("The address is too long; send fewer or shorter parameters.", DETAIL),
+    "503": ("The database or the task broker is unreachable; retry after the given delay.", DETAIL),
+}
+# Answered by the server in front of the application (gunicorn) for the longest addresses.
+PLAIN_414 = {"text/html": {"schema": {"type": "string"}}}
+RETRY_AFTER = {
+    "Retry-After": {
+        "description": "Seconds to wait before retrying.",
+        "schema": {"type": "integer", "minimum": 1},
+    }
 }
 
 
@@ -80,6 +95,8 @@ class AtlasAutoSchema(AutoSchema):
         # A path naming an object, or a page past the last of a paginated list.
         if "{" in self.path or (self._is_list_view() and self._get_paginator()):
             wanted.append("404")
+        # Any operation: an Accept nothing matches, an over-long address, a part that is down.
+        wanted += ["406", "414", "503"]
         for code in wanted:
             if code not in responses:
                 description, schema = ERRORS[code]
@@ -87,6 +104,16 @@ class AtlasAutoSchema(AutoSchema):
                     "description": description,
                     "content": {"application/json": {"schema": schema}},
                 }
+        responses["414"]["content"].update(PLAIN_414)
+        # An operation with a CSV twin (?format=csv) refuses in CSV too (parameter, message).
+        success = responses.get("200", {}).get("content", {})
+        if "text/csv" in success:
+            for code in ("400", "404"):
+                if code in responses:
+                    responses[code].setdefault("content", {})["text/csv"] = {
+                        "schema": {"type": "string"}
+                    }
+        responses["503"].setdefault("headers", {}).update(RETRY_AFTER)
         return responses
 
 

@@ -78,7 +78,9 @@ MIDDLEWARE = [
     "atlas.middleware.ContentSecurityPolicyMiddleware",
     # A database or broker that is down: 503 with Retry-After, a dropped read retried once.
     "atlas.unavailable.UnavailablePartsMiddleware",
+    "atlas.middleware.UrlLengthMiddleware",
     "atlas.middleware.UnstorableInputMiddleware",
+    "atlas.middleware.MethodNotAllowedFirstMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -66,6 +66,16 @@ class PublicationCreateView(GenericAPIView):
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = PublicationUploadSerializer
 
+    @extend_schema(
+        responses={
+            202: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="Stored; a worker imports it (id, status, url)."
+            ),
+            413: OpenApiResponse(
+                OpenApiTypes.OBJECT, description="The archive exceeds the publication limit."
+            ),
+        }
+    )
     def post(self, request: Request) -> Response:
         # Refuse oversized bodies before the multipart parser spools them to disk.
         declared = request.META.get("CONTENT_LENGTH")
