@@ -170,9 +170,17 @@ def opinion_fields(opinion: dict[str, Any]) -> dict[str, Any]:
 
 
 def runtime_summary(*, route: str, verification: dict[str, Any]) -> str:
+    """The status, then the reason when there is one, else a verified verdict's score (a
+    verified MarinSkyRL verdict carries no reason)."""
     reason = verification.get("reason")
     text = f"Native {route} verification: {verification.get('status')}."
-    return f"{text} {reason}" if reason else text
+    if reason:
+        return f"{text} {reason}"
+    score = verification.get("score")
+    if verification.get("status") == "verified" and isinstance(score, int | float):
+        passed = {True: "passed", False: "not passed"}.get(verification.get("passed"))
+        return f"{text} Score {score:g}" + (f", {passed}." if passed else ".")
+    return text
 
 
 def tag_assignments(

@@ -183,3 +183,22 @@ def test_gym_attempts_fork_warm_and_capture_what_a_fresh_interpreter_does(
         load(execution / "attempt.json")["verification"]
         == load(again / "attempt.json")["verification"]
     )
+
+
+def test_an_edited_library_on_the_route_path_means_a_fresh_interpreter(tmp_path):
+    library = tmp_path / "lib"
+    (library / "probe").mkdir(parents=True)
+    module = library / "probe" / "__init__.py"
+    module.write_text("VALUE = 1\n")
+    runtime = route(tmp_path, REPORT.replace("import json, os, sys", "import json, os, sys, probe"))
+    runtime["workers"]["custom"]["pythonpath"] = [str(library)]
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        attempt(tmp_path, runtime, hosts=hosts)
+        attempt(tmp_path, runtime, hosts=hosts)
+        assert (hosts.forked_attempts, hosts.fresh_attempts) == (2, 0)
+        module.write_text("VALUE = 2  # changed under the warm host\n")
+        attempt(tmp_path, runtime, hosts=hosts)
+        assert (hosts.forked_attempts, hosts.fresh_attempts) == (2, 1)
+    finally:
+        hosts.close()

@@ -354,3 +354,16 @@ def test_an_echoed_key_is_redacted_in_every_form(workers):
         "as is [REDACTED], JSON [REDACTED], URL [REDACTED]."
     )
     assert support.redact(text, secrets=[]) == text
+
+
+def test_the_runtime_summary_names_a_verified_score():
+    from reviews.production.records import runtime_summary
+
+    verified = {"status": "verified", "score": 0.5, "passed": False, "reason": None}
+    assert runtime_summary(route="skyrl_gym", verification=verified) == (
+        "Native skyrl_gym verification: verified. Score 0.5, not passed."
+    )
+    error = {"status": "error", "score": None, "passed": None, "reason": "ValueError: x"}
+    assert runtime_summary(route="harbor", verification=error) == (
+        "Native harbor verification: error. ValueError: x"
+    )
