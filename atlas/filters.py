@@ -15,7 +15,7 @@ from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOr
 
 from atlas.models import Source
 from atlas.pagination import DEFAULT_PAGE_SIZE
-from atlas.selectors import CatalogVocabulary, active_sources, current_vocabulary
+from atlas.selectors import CatalogVocabulary, current_vocabulary
 from atlas.vocabularies import UNCLASSIFIED, MeasurementStatus, Quality, SourceType, Turns
 
 NATURAL_COLLATION = "atlas_natural"
@@ -212,7 +212,7 @@ class SourceFilterSet(django_filters.FilterSet):
     ) -> None:
         super().__init__(
             normalized_query(data) if data is not None else None,
-            queryset if queryset is not None else active_sources(),
+            queryset if queryset is not None else Source.objects.active(),
             request=request,
             prefix=prefix,
         )

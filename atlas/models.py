@@ -15,6 +15,12 @@ from atlas.vocabularies import (
 )
 
 
+class SourceQuerySet(models.QuerySet["Source"]):
+    def active(self) -> "SourceQuerySet":
+        """The sources the catalog lists: every one not retired."""
+        return self.filter(active=True)
+
+
 class Source(models.Model):
     """One source ID ever seen. Never deleted: a source missing from the catalog is retired."""
 
@@ -71,6 +77,8 @@ class Source(models.Model):
     display_review_is_example = models.BooleanField(default=False)
     # The tags as the CSV export writes them (atlas.formula_guard.export_tags).
     export_tags = models.TextField(default="")
+
+    objects = SourceQuerySet.as_manager()
 
     class Meta:
         db_table = "catalog_sources"

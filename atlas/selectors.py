@@ -21,10 +21,6 @@ def refresh_state() -> dict[str, Any]:
     return {"refreshes": refreshes, "last_run": last_run}
 
 
-def active_sources() -> QuerySet[Source]:
-    return Source.objects.filter(active=True)
-
-
 @dataclass(frozen=True)
 class OriginCount:
     origin: str
@@ -60,13 +56,13 @@ class CatalogVocabulary:
 def catalog_vocabulary() -> CatalogVocabulary:
     origins = tuple(
         OriginCount(origin=row["origin"], total=row["total"], excluded=row["excluded"])
-        for row in active_sources()
+        for row in Source.objects.active()
         .order_by()
         .values("origin")
         .annotate(total=Count("pk"), excluded=Count("pk", filter=Q(status=EXCLUDED)))
         .order_by("origin")
     )
-    distinct = set(active_sources().order_by().values_list("family", flat=True).distinct())
+    distinct = set(Source.objects.active().order_by().values_list("family", flat=True).distinct())
     families = tuple(sorted((f for f in distinct if f), key=lambda f: (f.lower(), f)))
     return CatalogVocabulary(origins=origins, families=families, has_unknown_family="" in distinct)
 

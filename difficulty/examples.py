@@ -149,7 +149,7 @@ def publish_examples(
     done = already_published()
     if done is not None:
         return done
-    source = Source.objects.filter(id=SOURCE_ID, active=True).first()
+    source = Source.objects.active().filter(id=SOURCE_ID).first()
     if source is None:
         raise ExampleWalkError(f"{SOURCE_ID} is not in the synced catalog (run make catalog)")
     if output.exists():

@@ -65,7 +65,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
     report_text = _read_report(run_dir=run_dir)
     report = _checked_report(text=report_text, atlas_id=atlas_id)
     with transaction.atomic():
-        source = Source.objects.select_for_update().filter(id=atlas_id, active=True).first()
+        source = Source.objects.active().select_for_update().filter(id=atlas_id).first()
         if source is None:
             raise DifficultyPublicationError(INACTIVE)
         review = _checked_source(source=source, report=report)

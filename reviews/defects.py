@@ -38,9 +38,7 @@ class DefectRuleError(Exception):
 
 
 def has_open_defect(*, source_id: str) -> bool:
-    return VerifierIssue.objects.filter(
-        source_id=source_id, status=VerifierIssue.Status.OPEN
-    ).exists()
+    return VerifierIssue.objects.open().filter(source_id=source_id).exists()
 
 
 # --- confirmation ---------------------------------------------------------------------------

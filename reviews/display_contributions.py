@@ -31,9 +31,9 @@ def defects_and_grading(
 ) -> dict[str, dict[str, Any]]:
     ids = [source.id for source in sources]
     open_issues: dict[str, list[dict[str, Any]]] = {}
-    for issue in VerifierIssue.objects.filter(
-        source_id__among=ids, status=VerifierIssue.Status.OPEN
-    ).order_by("created_at", "id"):
+    for issue in (
+        VerifierIssue.objects.open().filter(source_id__among=ids).order_by("created_at", "id")
+    ):
         open_issues.setdefault(issue.source_id, []).append(open_issue_row(issue))
     enrolled, valid = _grading_bindings(sources)
     examples = _example_reviews(sources)

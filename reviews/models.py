@@ -134,11 +134,16 @@ class ReviewPublication(models.Model):
         return f"{self.atlas_id} · {self.status}"
 
 
+class VerifierIssueQuerySet(models.QuerySet["VerifierIssue"]):
+    def open(self) -> "VerifierIssueQuerySet":
+        """Issues not resolved yet (what caps a source's quality)."""
+        return self.filter(status=IssueStatus.OPEN)
+
+
 class VerifierIssue(models.Model):
     """A confirmed verifier, task-import or judge-output defect of a source."""
 
     Status = IssueStatus
-
     source = models.ForeignKey(Source, on_delete=models.PROTECT, related_name="verifier_issues")
     issue_url = models.TextField()
     review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="confirmed_issues")
@@ -154,6 +159,8 @@ class VerifierIssue(models.Model):
     resolved_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+
+    objects = VerifierIssueQuerySet.as_manager()
 
     class Meta:
         db_table = "catalog_verifier_issues"

@@ -182,7 +182,7 @@ def _check_provenance(collection: dict[str, Any], kind: str) -> None:
 
 def _locked_active_source(atlas_id: str) -> Source:
     with transaction.atomic():
-        rows = list(Source.objects.select_for_update().filter(id=atlas_id, active=True))
+        rows = list(Source.objects.active().select_for_update().filter(id=atlas_id))
     if len(rows) != 1:
         raise PublicationRejected("Atlas source is absent or inactive")
     return rows[0]

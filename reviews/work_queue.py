@@ -251,7 +251,7 @@ def detail_for(need: str, row: dict[str, Any]) -> str:
 
 def need_queryset(need: str) -> QuerySet[Source]:
     """Active sources with the need, in name order (the selector of each section)."""
-    active = Source.objects.filter(active=True)
+    active = Source.objects.active()
     pool = Review.objects.filter(source_id=OuterRef("pk"))
     if need == "resolve_defect":
         return active.filter(open_issue_count__gt=0)

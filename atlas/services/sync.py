@@ -164,15 +164,11 @@ def _reconcile(
 
     present = {snapshot.origin for snapshot in catalog.snapshots}
     # An origin is retired once: when it still has active rows or a refresh row.
-    known = set(
-        Source.objects.filter(active=True).values_list("origin", flat=True).distinct()
-    ) | set(previous)
+    known = set(Source.objects.active().values_list("origin", flat=True).distinct()) | set(previous)
     retired_origins = sorted(known - present)
     if retired_origins:
         retired = list(
-            Source.objects.filter(origin__in=retired_origins, active=True).values_list(
-                "id", flat=True
-            )
+            Source.objects.active().filter(origin__in=retired_origins).values_list("id", flat=True)
         )
         retiring.update(retired)
         history.retire(source_ids=retired)

@@ -4,6 +4,7 @@ import pytest
 from django.db import connection
 
 from atlas.filters import SourceFilterSet, lenient_filterset
+from atlas.models import Source
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
 pytestmark = pytest.mark.django_db
@@ -153,6 +154,8 @@ def test_a_new_origin_or_family_is_accepted_after_the_sync_that_brings_it(catalo
 def test_retired_sources_never_listed(catalog, write_catalog):
     seed(write_catalog, [make_row("MarinSkyRL:alpha", display_name="Alpha set")])
     assert "MarinSkyRL:gen" not in ids({"show_bad": "1", "show_excluded": "1"})
+    assert Source.objects.filter(pk="MarinSkyRL:gen", active=False).exists()
+    assert list(Source.objects.active().values_list("pk", flat=True)) == ["MarinSkyRL:alpha"]
 
 
 # -- ordering --------------------------------------------------------------------------------

@@ -188,8 +188,10 @@ def refused(issue, review_id):
 def test_valid_resolution_resolves_without_restoring_good(source):
     issue = confirm(source)
     review = valid_resolution(source, issue)
+    assert list(VerifierIssue.objects.open()) == [issue]
     resolved = resolve_verifier_issue(issue_id=issue.id, resolution_review_id=review.id)
     assert (resolved.status, resolved.resolution_review_id) == ("resolved", review.id)
+    assert not VerifierIssue.objects.open().exists()
     source.refresh_from_db()
     assert source.quality == "some_issues" and source.effective_quality == "some_issues"
     assert source.open_issue_count == 0
