@@ -14,6 +14,7 @@ from tests.conftest import make_row
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 HOSTILE = "MarinSkyRL:hostile"
+LONG = "MarinSkyRL:" + "l" * 200
 OFF_SITE = "https://attacker.invalid/"
 # Unquoted attributes survive JSON's escaping: parsed as HTML, the API's JSON for this source is a
 # refresh to another site and a login form posting there.
@@ -33,7 +34,11 @@ SHARED_LINKS = [
 
 @pytest.fixture
 def hostile_catalog(write_catalog, settings, transactional_db):
-    rows = [make_row(HOSTILE, notes=MARKUP, display_name=f"Hostile {MARKUP}"), make_row()]
+    rows = [
+        make_row(HOSTILE, notes=MARKUP, display_name=f"Hostile {MARKUP}"),
+        make_row(LONG, notes="y" * 90_000, display_name="z" * 250, tags=["t" * 200]),
+        make_row(),
+    ]
     path = write_catalog(rows)
     settings.ATLAS_CATALOG_PATH = path
     sync_catalog(catalog_path=path, force=False, trigger="command")
@@ -89,3 +94,14 @@ def test_published_markup_is_shown_as_text(live_server, page, hostile_catalog):
     assert [url for url in seen["requests"] if "/sources/" in url] == [
         f"{live_server.url}/sources/{HOSTILE}/"
     ]
+
+
+def test_long_unbroken_text_stays_inside_the_window(live_server, page, hostile_catalog):
+    page.set_viewport_size({"width": 1280, "height": 900})
+    page.goto(f"{live_server.url}/sources/{LONG}/")
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    page.goto(f"{live_server.url}/?source={quote(LONG, safe='')}")
+    page.wait_for_selector("#drawer-title")
+    drawer = page.locator("#details-drawer")
+    assert drawer.evaluate("d => d.scrollWidth - d.clientWidth") <= 0
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
