@@ -13,8 +13,11 @@ reproduce_defect → publish_review → confirm_verifier_issue (Some issues, dif
 make_review at the fixed commit → validate_fix → publish_review (capped) → resolve_verifier_issue
 → publish_review (Good returns) → make_difficulty → publish_difficulty.
 
-It lives in the difficulty app because it publishes both kinds (an app imports only from the
-apps below it). The issue URL names an examples repository, not a real defect.
+Two more sources get a first review each on the real aime route of the same checkout, the
+scripted judges doubting them: ``MarinSkyRL:math500`` (Some issues) and ``MarinSkyRL:asdiv``
+(Bad), so the catalog shows every rating. It lives in the difficulty app because it publishes
+both kinds (an app imports only from the apps below it). The issue URL names an examples
+repository, not a real defect.
 """
 
 from __future__ import annotations
@@ -38,9 +41,11 @@ from reviews.examples.marinskyrl import (
     SOURCE_ID,
     DefectCommits,
     add_separator_defect,
+    aime_rows,
     build_checkout,
     gsm8k_blocks,
     gsm8k_rows,
+    route_blocks,
     write_parquet,
 )
 from reviews.examples.review_model import ReviewModel
@@ -56,6 +61,32 @@ ROWS = 3
 WRONG_TOTAL = 2011
 STATEMENT = (
     "Example: the gsm8k verifier rejects correct answers written with a thousands separator."
+)
+
+
+@dataclass(frozen=True)
+class RatingExample:
+    """A source reviewed once on the aime route, its judges' verdict and finding scripted."""
+
+    source_id: str
+    verdict: str
+    severity: str
+    finding: str
+
+
+RATING_EXAMPLES = (
+    RatingExample(
+        "MarinSkyRL:math500",
+        "conditional",
+        "medium",
+        "Example finding: the verifier accepts an answer with units.",
+    ),
+    RatingExample(
+        "MarinSkyRL:asdiv",
+        "reject",
+        "high",
+        "Example finding: reference answers disagree with the prompts.",
+    ),
 )
 # Recorded as each difficulty role's serving configuration: the protocol names the models, but
 # the demo's answers come from the scripted chat server.
@@ -88,8 +119,8 @@ class ExampleWalk:
         call_command(command, *args, stdout=out, stderr=StringIO())
         return out.getvalue()
 
-    def publish(self, run_dir: Path) -> dict[str, Any]:
-        printed = self.run("publish_review", "--run-dir", str(run_dir), "--atlas-id", SOURCE_ID)
+    def publish(self, run_dir: Path, atlas_id: str = SOURCE_ID) -> dict[str, Any]:
+        printed = self.run("publish_review", "--run-dir", str(run_dir), "--atlas-id", atlas_id)
         result = json.loads(printed)
         self.results.append(result)
         return result
@@ -97,7 +128,15 @@ class ExampleWalk:
     def step(self, name: str, printed: str) -> None:
         self.results.append({"atlas_id": SOURCE_ID, "step": name, "printed": printed.strip()})
 
-    def review_config(self, name: str, *, tasks: Path, revision: str) -> Path:
+    def review_config(
+        self, name: str, *, blocks: dict[str, dict[str, Any]] | None = None, **gsm8k: Any
+    ) -> Path:
+        """A make_review config against the scripted chat server; the gsm8k route unless
+        ``blocks`` names another."""
+        if blocks is None:
+            blocks = gsm8k_blocks(
+                checkout=self.checkout.path, agent_timeout=120, worker_timeout=300, **gsm8k
+            )
         config = {
             "model": {
                 "name": REVIEW_MODEL,
@@ -108,13 +147,7 @@ class ExampleWalk:
                 "review_parameters": {"temperature": 0.0, "max_tokens": 4096},
                 "retry_backoff_seconds": 0.01,
             },
-            **gsm8k_blocks(
-                checkout=self.checkout.path,
-                tasks=tasks,
-                revision=revision,
-                agent_timeout=120,
-                worker_timeout=300,
-            ),
+            **blocks,
         }
         return self.write_json(name, config)
 
@@ -172,6 +205,8 @@ def publish_examples(
         config = walk.review_config("review-config.json", tasks=tasks, revision=revision)
         _defect_walk(walk, config=config)
         _difficulty(walk, tasks=tasks)
+        for example in RATING_EXAMPLES:
+            _rating_example(walk, example)
     return walk.results
 
 
@@ -272,3 +307,28 @@ def _difficulty(walk: ExampleWalk, *, tasks: Path) -> None:
     )  # fmt: skip
     printed = walk.run("publish_difficulty", "--run-dir", str(run_dir), "--atlas-id", SOURCE_ID)
     walk.results.append(json.loads(printed))
+
+
+def _rating_example(walk: ExampleWalk, example: RatingExample) -> None:
+    source = Source.objects.filter(id=example.source_id, active=True).first()
+    if source is None:
+        return
+    slug = example.source_id.split(":", 1)[1]
+    payload = source.payload
+    repository = payload.get("dataset_id") or payload.get("canonical_source") or source.id
+    tasks = write_parquet(
+        walk.root / "data" / f"{slug}-train.parquet", aime_rows(ROWS, data_source=repository)
+    )
+    blocks = route_blocks(
+        checkout=walk.checkout.path, tasks=tasks, source_id=source.id, repository=repository,
+        revision=payload.get("dataset_revision"), env_class="aime", agent_timeout=120,
+        worker_timeout=300,
+    )  # fmt: skip
+    finding = {"dimension": "verifier", "text": example.finding, "severity": example.severity,
+               "kind": "issue"}  # fmt: skip
+    walk.server.default = ReviewModel(
+        verdict=example.verdict, findings=[finding], answer_line="Answer: {}",
+        notice=EXAMPLE_NOTICE,
+    )  # fmt: skip
+    config = walk.review_config(f"{slug}-review-config.json", blocks=blocks)
+    walk.publish(_make_review(walk, config=config, name=f"{slug}-review"), source.id)

@@ -129,28 +129,50 @@ def add_separator_defect(checkout: Path) -> DefectCommits:
     return commits
 
 
-def gsm8k_rows(count: int, *, offset: int = 0) -> list[dict[str, Any]]:
-    """Prepared rows in the shape SkyRL's gsm8k environment expects: ``Compute a + b`` with
-    a = 3·index + 1 and b = 2·index + 5 (a made-up task, labelled so by its numbers)."""
+def sum_rows(
+    count: int, *, offset: int = 0, env_class: str, data_source: str, instruction: str
+) -> list[dict[str, Any]]:
+    """Prepared rows for a SkyRL math environment: ``Compute a + b`` with a = 3·index + 1 and
+    b = 2·index + 5 (a made-up task, labelled so by its numbers). The reference answer is under
+    ``reward_spec`` (gsm8k's key, and where the curators' tools read it) and ``reward_model``
+    (the aime environment's)."""
     rows = []
     for index in range(offset, offset + count):
         a, b = 3 * index + 1, 2 * index + 5
-        rows.append(
-            {
-                "data_source": REPOSITORY,
-                "prompt": [
-                    {
-                        "role": "user",
-                        "content": f"Compute {a} + {b}. Let's think step by step and output "
-                        'the final answer after "####".',
-                    }
-                ],
-                "env_class": "gsm8k",
-                "reward_spec": {"method": "rule", "ground_truth": str(a + b)},
-                "extra_info": {"split": "train", "index": index},
-            }
-        )
+        reference = {"method": "rule", "ground_truth": str(a + b)}
+        row: dict[str, Any] = {
+            "data_source": data_source,
+            "prompt": [{"role": "user", "content": f"Compute {a} + {b}. {instruction}"}],
+            "env_class": env_class,
+            "reward_spec": reference,
+            "extra_info": {"split": "train", "index": index},
+        }
+        if env_class == "aime":
+            row["reward_model"] = dict(reference)
+        rows.append(row)
     return rows
+
+
+def gsm8k_rows(count: int, *, offset: int = 0) -> list[dict[str, Any]]:
+    """Prepared rows in the shape SkyRL's gsm8k environment expects."""
+    return sum_rows(
+        count,
+        offset=offset,
+        env_class="gsm8k",
+        data_source=REPOSITORY,
+        instruction='Let\'s think step by step and output the final answer after "####".',
+    )
+
+
+def aime_rows(count: int, *, data_source: str, offset: int = 0) -> list[dict[str, Any]]:
+    """Prepared rows for SkyRL's aime environment (MATH-style answers: ``Answer: <n>``)."""
+    return sum_rows(
+        count,
+        offset=offset,
+        env_class="aime",
+        data_source=data_source,
+        instruction="Give the final answer on its own line as 'Answer: <number>'.",
+    )
 
 
 def write_parquet(path: Path, rows: list[dict[str, Any]], *, row_group_size: int = 4) -> Path:
@@ -159,24 +181,48 @@ def write_parquet(path: Path, rows: list[dict[str, Any]], *, row_group_size: int
     return path
 
 
-def gsm8k_blocks(
-    *, checkout: Path, tasks: Path, revision: str = DATASET_REVISION, **runtime: Any
+def route_blocks(
+    *,
+    checkout: Path,
+    tasks: Path,
+    source_id: str,
+    repository: str,
+    revision: str | None,
+    env_class: str,
+    **runtime: Any,
 ) -> dict[str, dict[str, Any]]:
-    """The ``runtime`` and ``source`` blocks of a config for the real gsm8k route, run by this
+    """The ``runtime`` and ``source`` blocks of a config for a real skyrl_gym route, run by this
     interpreter (whose environment has ``skyrl_gym``)."""
+    # The demo and the tests run gsm8k without VerifyIt (a separate service).
+    gym_config: dict[str, Any] = {"verifyit_enabled": False} if env_class == "gsm8k" else {}
     return {
         "runtime": {
             "marinskyrl_checkout": str(checkout),
             "gym_python": sys.executable,
             "max_turns": 1,
-            "gym_config": {"gsm8k": {"verifyit_enabled": False}},
+            "gym_config": {env_class: gym_config},
             **runtime,
         },
         "source": {
-            "source_id": SOURCE_ID,
-            "repository": REPOSITORY,
+            "source_id": source_id,
+            "repository": repository,
             "revision": revision,
             "tasks_path": str(tasks),
             "format": "skyrl_prepared",
         },
     }
+
+
+def gsm8k_blocks(
+    *, checkout: Path, tasks: Path, revision: str = DATASET_REVISION, **runtime: Any
+) -> dict[str, dict[str, Any]]:
+    """The config blocks for the real gsm8k route."""
+    return route_blocks(
+        checkout=checkout,
+        tasks=tasks,
+        source_id=SOURCE_ID,
+        repository=REPOSITORY,
+        revision=revision,
+        env_class="gsm8k",
+        **runtime,
+    )

@@ -52,8 +52,10 @@ def task_total(request: RecordedRequest) -> int:
 class ReviewModel:
     """Callable responder. ``wrong`` makes the solver answer incorrectly, ``separators`` write its
     totals with a thousands separator (``#### 2,006``), ``wrong_totals`` names the tasks (by their
-    correct total) it answers off by one; ``notice`` starts every opinion's summary (``make demo``
-    labels its reviews as examples) and ``findings`` replaces the default observation."""
+    correct total) it answers off by one, ``answer_line`` is how the final answer is written
+    (gsm8k's ``#### {}``, the aime environment's ``Answer: {}``). ``notice`` starts every
+    opinion's summary (``make demo`` labels its reviews as examples); ``findings`` replaces the
+    default observation."""
 
     def __init__(
         self,
@@ -64,6 +66,7 @@ class ReviewModel:
         wrong_totals: frozenset[int] = frozenset(),
         notice: str = "",
         findings: list[dict[str, Any]] | None = None,
+        answer_line: str = "#### {}",
     ) -> None:
         self.verdict = verdict
         self.wrong = wrong
@@ -71,13 +74,14 @@ class ReviewModel:
         self.wrong_totals = wrong_totals
         self.notice = notice
         self.findings = findings
+        self.answer_line = answer_line
 
     def solver_answer(self, request: RecordedRequest) -> str:
         total = task_total(request)
         if self.wrong or total in self.wrong_totals:
             total += 1
         written = f"{total:,}" if self.separators else str(total)
-        return f"Adding the numbers gives {written}.\n#### {written}"
+        return f"Adding the numbers gives {written}.\n{self.answer_line.format(written)}"
 
     def summary(self, text: str) -> str:
         return f"{self.notice}. {text}" if self.notice else text

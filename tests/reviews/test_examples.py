@@ -24,6 +24,7 @@ from reviews.models import Review, VerifierIssue
 from tests.reviews.builders import FindingSpec, build_run, database_state, publish
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
+RATED = {"MarinSkyRL:math500": "some_issues", "MarinSkyRL:asdiv": "bad"}
 
 
 def load(path: Path):
@@ -52,9 +53,10 @@ def check_the_walk(results: list[dict]) -> None:
     steps = [r.get("step") or r.get("kind") or r.get("status") for r in results]
     assert steps == [
         "rating", "reproduce_defect", "supplemental", "open", "validate_fix",
-        "rating", "resolved", "rating", "make_difficulty", "current",
+        "rating", "resolved", "rating", "make_difficulty", "current", "rating", "rating",
     ]  # fmt: skip
-    qualities = [(r["kind"], r["quality"]) for r in results if "quality" in r]
+    qualities = [(r["kind"], r["quality"]) for r in results if r.get("atlas_id") == SOURCE_ID
+                 and "quality" in r]  # fmt: skip
     # Good (a failed solver is no defect) → supplemental → capped while open → Good again.
     assert qualities == [
         ("rating", "good"), ("supplemental", "good"), ("rating", "some_issues"),
@@ -64,6 +66,13 @@ def check_the_walk(results: list[dict]) -> None:
     assert printed["reproduce_defect"].startswith(f"Reproduced {ROWS - 1} of {ROWS - 1} case(s)")
     assert printed["validate_fix"].startswith("Fix validated on")
     assert "small 1/3 solved; large 2/3 solved; hosted 3/3 solved" in printed["make_difficulty"]
+    # The scripted judges' doubts rate the two aime-route examples Some issues and Bad.
+    ratings = {r["atlas_id"]: r["quality"] for r in results if "quality" in r}
+    assert ratings == {"MarinSkyRL:gsm8k": "good", **RATED}
+    for source_id, quality in RATED.items():
+        row = Source.objects.get(id=source_id)
+        assert (row.effective_quality, row.review_applicability) == (quality, "current")
+        assert row.display_review_is_example
     issue = VerifierIssue.objects.get(source_id=SOURCE_ID)
     assert (issue.status, issue.issue_url) == ("resolved", EXAMPLE_ISSUE)
     source = Source.objects.get(id=SOURCE_ID)
@@ -105,6 +114,13 @@ def check_the_run_directories(output: Path) -> None:
             seen[total] = load(attempt)["verification"]["passed"]
         assert {t for t, passed in seen.items() if passed} == accepted
         assert WRONG_TOTAL + 1 in seen
+    # The aime route's real verifier graded the two rated examples' answers (all correct).
+    for slug in ("math500", "asdiv"):
+        for attempt in sorted((output / f"{slug}-review").glob("tasks/*/attempt.json")):
+            assert load(attempt)["verification"]["passed"] is True
+            index = load(next(attempt.parent.glob("execution-*")) / "native-code-index.json")
+            called = {entry["module"] for entry in index if entry["called_in_attempt"]}
+            assert "skyrl_gym.envs.aime.utils" in called
     # The opinions came from the scripted chat server, labelled; the native reviews are not.
     collection = load(output / "gsm8k-review" / "quality-reviews.json")
     by_method: dict[str, list[str]] = {}
