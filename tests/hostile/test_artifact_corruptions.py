@@ -50,6 +50,17 @@ def assert_readings_agree(data: bytes, chunk: int, monkeypatch: pytest.MonkeyPat
     streamed = outcome(artifact.validate_bytes, data)
     whole = outcome(lambda data: artifact._validated_whole(data, proven=None), data)
     assert streamed == whole, (chunk, data)
+    if isinstance(streamed, str):  # refused: with a message naming what
+        assert streamed.strip(), data
+        return
+    # Accepted: every row is kept exactly as the document holds it, in its order per origin.
+    document = json.loads(data)
+    kept = {snapshot.origin: list(snapshot.rows) for snapshot in streamed.snapshots}
+    expected: dict[str, list[Any]] = {}
+    for row in document["sources"]:
+        expected.setdefault(row["origin"], []).append(row)
+    assert kept == expected, data
+    assert streamed.revision == document["revision"] == catalog_revision(document["sources"])
 
 
 def test_corrupted_bytes(monkeypatch):
