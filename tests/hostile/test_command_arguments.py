@@ -36,6 +36,7 @@ def test_the_service_refuses_them_too():
     ]
 
 
+@pytest.mark.slow
 def test_from_the_command_line_it_is_a_usage_error_without_a_traceback():
     for limit in ("-1", str(10**30)):
         run = subprocess.run(

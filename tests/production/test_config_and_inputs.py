@@ -379,6 +379,7 @@ def test_example_config_loads_and_holds_no_credentials(monkeypatch):
     assert config.runtime["gym_python"].startswith(os.path.expanduser("~"))
 
 
+@pytest.mark.slow
 def test_production_needs_no_django_or_database():
     """The package imports and runs its pure parts without Django settings (no Atlas database)."""
     code = (
@@ -414,6 +415,7 @@ def test_progress_redraws_one_line_on_a_terminal():
     assert "tasks 1/2 · calls 5 · retries 1 · " in text
 
 
+@pytest.mark.slow
 def test_help_describes_every_option():
     done = subprocess.run(
         [sys.executable, "manage.py", "make_review", "--help"],
