@@ -337,7 +337,7 @@ class _Intake:
 def _row_failure(row: dict[str, Any], *, thorough: bool) -> str | None:
     """The refusal of a row that fails rule 9 (its id, then its fields), else None."""
     if not source_ids.is_valid(row["id"]):
-        return f"Catalog source {source_ids.shown(row['id'])} has an invalid id"
+        return f"Catalog source {json_values.printable(row['id'], limit=300)} has an invalid id"
     bad_field = _bad_field(row, thorough=thorough)
     return f"Catalog source {row['id']} has an invalid {bad_field}" if bad_field else None
 

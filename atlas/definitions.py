@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas import source_ids, timestamps
+from atlas import json_values, source_ids, timestamps
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_.:/+-]*$")
@@ -200,7 +200,8 @@ def _build_row(entry: _Entry) -> dict[str, Any] | None:
         elif not source_ids.is_valid(source_id):
             entry.fail(
                 "Source id must hold letters, digits, spaces and . _ : / + @ ( ) [ ] = , - only, "
-                f"without leading or trailing spaces or slashes: {source_ids.shown(source_id)}"
+                "without leading or trailing spaces or slashes: "
+                + json_values.printable(str(source_id), limit=300)
             )
 
     family = _string(entry, data, "family", "family", required=False) or ""

@@ -171,13 +171,13 @@ def _deeper_at(value: Any, depth: int, max_depth: int) -> list[Any] | None:
     return None
 
 
-def printable(text: str) -> str:
+def printable(text: str, *, limit: int | None = None) -> str:
     """``text`` as a message may print it: with a character that is not printable (a newline, a
     NUL, a lone surrogate — also what a file name that is not UTF-8 is read as —, which no page,
-    log or database text could hold) it is shown escaped."""
-    if text.isprintable():
-        return text
-    return text.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+    log or database text could hold) it is shown escaped; past ``limit`` characters, cut off."""
+    if not text.isprintable():
+        text = text.encode("unicode_escape", errors="backslashreplace").decode("ascii")
+    return text if limit is None or len(text) <= limit else text[:limit] + "…"
 
 
 def field_path(parts: Any) -> str:

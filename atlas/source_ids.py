@@ -30,10 +30,3 @@ def is_valid(value: Any) -> bool:
         and bool(_COMPILED.match(value))
         and not any(segment in _DOT_SEGMENTS or not segment for segment in value.split("/"))
     )
-
-
-def shown(value: Any) -> str:
-    """The id as a message may print it: control characters escaped, one line, bounded."""
-    text = value if isinstance(value, str) else repr(value)
-    escaped = text.encode("unicode_escape", errors="backslashreplace").decode("ascii")
-    return escaped if len(escaped) <= 300 else escaped[:300] + "…"

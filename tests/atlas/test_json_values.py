@@ -81,3 +81,14 @@ def test_a_refused_value_is_named_with_why(value, path, reason):
     assert refusal_at(found) == f"{path}: {reason}"
     if "nested" in reason:
         assert deeper_than(value, max_depth=2).reason == reason
+
+
+def test_printable_escapes_what_no_page_can_hold_and_cuts_long_text():
+    """The one message printer (ids in refusals too): printable text as it is, the rest escaped,
+    bounded when asked."""
+    from atlas.json_values import printable
+
+    assert printable("Task Trove:café 😀") == "Task Trove:café 😀"
+    assert printable("a\nb\x00\ud800") == "a\\nb\\x00\\ud800"
+    assert printable("x" * 301, limit=300) == "x" * 300 + "…"
+    assert printable("\n" * 200, limit=300) == "\\n" * 150 + "…"
