@@ -14,11 +14,10 @@ from django.utils.html import format_html
 from atlas import labels
 from atlas.contributions import CuratedEditRefused, check_curated_edit
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
-from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, REFRESH_CATALOG
+from atlas.permissions import is_any_curator
 from atlas.services.curation import edit_curated_quality
 from atlas.vocabularies import Quality
 
-CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
 # The admin's lists are wide (long source IDs, states, links): the index lists every model, so
 # the side navigation is not needed on every page and leaves the lists readable at 1440 px.
 admin.site.enable_nav_sidebar = False
@@ -136,10 +135,7 @@ class SourceAdmin(admin.ModelAdmin):
         return False
 
     def has_view_permission(self, request, obj=None):
-        # Curators (who confirm defects with a source autocomplete) may read sources.
-        user = request.user
-        curator = user.is_active and user.is_staff and any(map(user.has_perm, CURATOR_PERMISSIONS))
-        return curator or super().has_view_permission(request, obj)
+        return is_any_curator(request.user) or super().has_view_permission(request, obj)
 
     @admin.display(description="Source ID", ordering="id")
     def source_id(self, source: Source) -> str:

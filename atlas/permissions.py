@@ -21,6 +21,20 @@ def is_curator(user: Any) -> bool:
     return bool(user and user.is_authenticated and user.is_staff and user.has_perm(REFRESH_CATALOG))
 
 
+CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
+
+
+def is_any_curator(user: Any) -> bool:
+    """A signed-in staff user holding any curator permission (the admin lets them read sources:
+    confirming a defect picks its source by autocomplete)."""
+    return bool(
+        user
+        and user.is_authenticated
+        and user.is_staff
+        and any(user.has_perm(permission) for permission in CURATOR_PERMISSIONS)
+    )
+
+
 def may(user: Any, permission: str) -> bool:
     """A signed-in user (session or API token) holding ``permission``."""
     return bool(user and user.is_authenticated and user.has_perm(permission))

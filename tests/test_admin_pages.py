@@ -148,3 +148,24 @@ def test_the_defect_admin_speaks_as_the_docs_do_and_offers_eligible_resolutions(
     assert done.status_code == 302
     issue.refresh_from_db()
     assert (issue.status, issue.resolution_review_id) == ("resolved", fix.id)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("staff", "codename", "reads"),
+    [(True, "refresh_catalog", True), (True, "manage_verifier_issues", True),
+     (True, "publish_review", True), (True, None, False), (False, "manage_verifier_issues", False)],
+)  # fmt: skip
+def test_any_curator_may_read_sources_in_the_admin(client, write_catalog, staff, codename, reads):
+    """Confirming a defect picks its source by autocomplete: staff holding any curator permission
+    read sources (atlas.permissions.is_any_curator), others not."""
+    from django.contrib.auth.models import Permission
+
+    sync_catalog(catalog_path=write_catalog([make_row("MarinSkyRL:a")]), force=False,
+                 trigger="command")  # fmt: skip
+    user = User.objects.create_user(username="u", password="pw-for-tests-only", is_staff=staff)
+    if codename:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client.force_login(user)
+    response = client.get("/admin/atlas/source/")
+    assert (response.status_code == 200) is reads, response.status_code
