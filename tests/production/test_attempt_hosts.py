@@ -202,3 +202,22 @@ def test_an_edited_library_on_the_route_path_means_a_fresh_interpreter(tmp_path)
         assert (hosts.forked_attempts, hosts.fresh_attempts) == (2, 1)
     finally:
         hosts.close()
+
+
+def test_buffered_logging_is_flushed_when_a_forked_attempt_ends(tmp_path):
+    log = tmp_path / "worker.log"
+    body = (
+        f"""
+import logging, logging.handlers
+target = logging.FileHandler({str(log)!r})
+logging.getLogger().addHandler(logging.handlers.MemoryHandler(100, target=target))
+logging.getLogger().warning("kept until shutdown")
+"""
+        + REPORT
+    )
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        attempt(tmp_path, route(tmp_path, body), hosts=hosts)
+    finally:
+        hosts.close()
+    assert log.read_text() == "kept until shutdown\n"

@@ -129,6 +129,12 @@ def run_attempt(*, request: dict[str, Any], script: str, host: int) -> int:
     except BaseException:  # the worker's own crash: its traceback, as a fresh interpreter
         traceback.print_exc()
         code = 1
+    # The attempt ends with os._exit (its stack is the host's), so exit handlers do not run;
+    # logging's shutdown, the one that keeps output, is called as an interpreter exit would.
+    logging = sys.modules.get("logging")
+    if logging is not None:
+        with contextlib.suppress(Exception):
+            logging.shutdown()
     with contextlib.suppress(Exception):
         sys.stdout.flush()
         sys.stderr.flush()
