@@ -21,6 +21,7 @@ from reviews.curation.replay import REPLAY_MODEL, ReplayServer
 from reviews.curation.saved_runs import SavedAttempt
 from reviews.production.config import read_config_document, resolve_runtime
 from reviews.production.errors import ReviewProductionError
+from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
 from reviews.production.launcher import GRACE_SECONDS, Interrupted, run_attempt
 from reviews.production.rundir import task_folder, write_json_file
@@ -142,6 +143,9 @@ def run_cases(
     observations = []
     replay = ReplayServer()
     replay.start()
+    # Cases fork from a warm host per route, as make_review's attempts do: a case then costs its
+    # verification, not an interpreter start and the Gym library's imports.
+    hosts = AttemptHosts(cache_dir=native_bytecode_cache())
     try:
         for case in cases:
             progress(f"case {case.number:04d}: {case.name}, expecting {case.expectation}")
@@ -153,10 +157,12 @@ def run_cases(
                     replay=replay,
                     stop=stop,
                     grace_seconds=grace_seconds,
+                    hosts=hosts,
                 )
             )
             progress(f"case {case.number:04d}: {observations[-1].described}")
     finally:
+        hosts.close()
         replay.stop()
     return observations
 
@@ -169,6 +175,7 @@ def _run_case(
     replay: ReplayServer,
     stop: threading.Event,
     grace_seconds: float,
+    hosts: AttemptHosts,
 ) -> Observation:
     runtime = case_runtime(saved=case.attempt.config, local=local)
     base_url, token = replay.endpoint(answers=list(case.answer.responses))
@@ -186,6 +193,7 @@ def _run_case(
             runtime=runtime,
             stop=stop,
             grace_seconds=grace_seconds,
+            hosts=hosts,
         )
     except Interrupted:
         raise
