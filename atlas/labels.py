@@ -11,10 +11,7 @@ from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
-MEASUREMENT_LABELS = {
-    **dict(MeasurementStatus.choices),
-    MeasurementStatus.INVALID: "Protocol mismatch",
-}
+MEASUREMENT_LABELS = dict(MeasurementStatus.choices)
 DEFECT_TOOLTIP = (
     "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."
 )

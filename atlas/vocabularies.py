@@ -26,7 +26,9 @@ class Applicability(models.TextChoices):
 class MeasurementStatus(models.TextChoices):
     CURRENT = "current", "Current"
     HISTORICAL = "historical", "Historical"
-    INVALID = "invalid", "Invalid"
+    # Measured under another protocol than the registered one: one label on the bar, the chip,
+    # the filter, the summary text and so the CSV.
+    INVALID = "invalid", "Protocol mismatch"
 
 
 class SourceType(models.TextChoices):

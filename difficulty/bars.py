@@ -16,7 +16,7 @@ from difficulty.wilson import percent_range
 
 FULL, COMPACT = "full", "compact"
 # The chip and tooltips call an invalid report a protocol mismatch.
-STATUS_LABELS = {**dict(MeasurementStatus.choices), INVALID: "Protocol mismatch"}
+STATUS_LABELS = dict(MeasurementStatus.choices)
 ROLE_TITLES = {"small": "Small", "large": "Large", "hosted": "Hosted", "followup": "Follow-up"}
 BAR_CLASSES = {"small": "bar-small", "large": "bar-large", "hosted": "bar-hosted"}
 # What each measurement state means, said where the states are offered: the bar legend (catalog

@@ -50,7 +50,8 @@ def test_complete_followups_enter_the_summary_as_historical(report):
         ("n", "followup", "Native verifier recheck"),
     ]
     assert {e["measurement_status"] for e in extra} == {"historical"}
-    assert summary["text"].startswith("Invalid: ")
+    # The status reads as the bar, the chip and the filter read it (and so does the CSV).
+    assert summary["text"].startswith("Protocol mismatch: ")
     # Follow-ups are historical arms: listed under "Historical", each saying what it changed.
     assert summary["text"].endswith(
         "; Historical: m/Gen (max_tokens) 1/2 solved; Hosted model follow-up 1/2 solved; "
