@@ -12,6 +12,9 @@ import pytest
 from atlas.catalog_artifact import catalog_revision, write_document
 from atlas.definitions import derived_fields, load_rows
 
+# One Chromium session for the browser tests of every folder.
+from tests.browser.session import browser, page  # noqa: F401
+
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
 DEFINITIONS = ROOT / "fixtures" / "sources"

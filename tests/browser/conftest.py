@@ -1,49 +1,14 @@
-"""Shared Playwright fixtures: the system Chromium (never downloaded), one page per test and a
-screenshot helper writing PNGs under test-artifacts/."""
+"""The browser tests' screenshot helper (PNGs under test-artifacts/); the Chromium session and the
+page fixtures live in tests/browser/session.py, registered by the root conftest."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking"]
-
-# Playwright's sync API runs an event loop in the test thread; the ORM calls the tests make
-# between browser steps are still synchronous and safe.
-os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
-
-
-def _require_browser() -> None:
-    if CHROMIUM.exists():
-        return
-    if os.environ.get("ATLAS_REQUIRE_BROWSER") == "1":
-        pytest.fail(f"{CHROMIUM} is missing and ATLAS_REQUIRE_BROWSER=1")
-    pytest.skip(f"{CHROMIUM} is not installed")
-
-
-@pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
-    _require_browser()
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield instance
-        instance.close()
-
-
-@pytest.fixture
-def page(browser) -> Iterator[object]:
-    context = browser.new_context(accept_downloads=True, viewport={"width": 1440, "height": 1000})
-    tab = context.new_page()
-    tab.set_default_timeout(10_000)
-    yield tab
-    context.close()
 
 
 @pytest.fixture

@@ -10,8 +10,6 @@ from typing import Any
 import pytest
 from django.apps import apps
 
-# The browser tests of the corpus (test_*_browser.py) use the system Chromium's fixtures.
-from tests.browser.conftest import browser, page  # noqa: F401
 from tests.reviews import factories as f
 
 
