@@ -27,6 +27,6 @@ _DOT_SEGMENTS = frozenset({".", ".."})
 def is_valid(value: Any) -> bool:
     return (
         isinstance(value, str)
-        and bool(_COMPILED.match(value))
+        and _COMPILED.fullmatch(value) is not None
         and not any(segment in _DOT_SEGMENTS or not segment for segment in value.split("/"))
     )

@@ -80,3 +80,9 @@ def container_depth(html: str) -> int:
         depth += -1 if closing else 1
         deepest = max(deepest, depth)
     return deepest
+
+
+def test_an_id_ending_in_a_newline_is_refused():
+    # ``$`` matches before a final newline: the rule matches the whole id.
+    assert not source_ids.is_valid("Marin:trailing-newline\n")
+    assert source_ids.is_valid("Marin:trailing-newline")
