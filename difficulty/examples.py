@@ -49,6 +49,7 @@ from reviews.examples.marinskyrl import (
     write_parquet,
 )
 from reviews.examples.review_model import ReviewModel
+from reviews.examples.serve import DEMO_WRONG_TOTAL, demo_model
 from reviews.models import VerifierIssue
 
 EXAMPLE_ISSUE = "https://github.com/open-athena/rl-data-atlas-examples/issues/1"
@@ -58,7 +59,7 @@ REVIEW_MODEL = "example/scripted-reviewer"
 ROW_OFFSET = 400
 ROWS = 3
 # The solver answers this task off by one: the review's saved wrong answer, a control.
-WRONG_TOTAL = 2011
+WRONG_TOTAL = DEMO_WRONG_TOTAL
 STATEMENT = (
     "Example: the gsm8k verifier rejects correct answers written with a thousands separator."
 )
@@ -192,10 +193,7 @@ def publish_examples(
     tasks = write_parquet(
         output / "data" / "gsm8k-train.parquet", gsm8k_rows(ROWS, offset=ROW_OFFSET)
     )
-    solver = ReviewModel(
-        separators=True, wrong_totals=frozenset({WRONG_TOTAL}), notice=EXAMPLE_NOTICE
-    )
-    with ChatServer(default=solver) as server:
+    with ChatServer(default=demo_model()) as server:
         for size, misses in ROLE_MISSES.items():
             server.models[current_protocol().required_role(size).model] = ReviewModel(
                 wrong_totals=frozenset(misses), notice=EXAMPLE_NOTICE

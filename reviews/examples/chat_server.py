@@ -94,9 +94,13 @@ def completion(
 
 
 class ChatServer:
-    """Serve on 127.0.0.1 at a free port; ``base_url`` is what a config's ``base_url`` takes."""
+    """Serve on 127.0.0.1 at ``port`` (0: a free one); ``base_url`` is what a config's
+    ``base_url`` takes."""
 
-    def __init__(self, *, latency: float = 0.0, default: Responder | None = None) -> None:
+    def __init__(
+        self, *, latency: float = 0.0, default: Responder | None = None, port: int = 0
+    ) -> None:
+        self.port = port
         self.latency = latency
         self.default = default
         self.models: dict[str, Responder] = {}
@@ -186,7 +190,7 @@ class ChatServer:
                 server.record(request)
                 server.send(self, server.answer(request))
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = ThreadingHTTPServer(("127.0.0.1", self.port), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
         self._thread.start()

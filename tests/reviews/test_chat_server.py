@@ -3,8 +3,16 @@ server builds on): it records requests, answers each model from its responder an
 
 from __future__ import annotations
 
-import httpx
+import json
+import socket
+import threading
+import time
 
+import httpx
+import pytest
+
+from atlas.example_notice import EXAMPLE_NOTICE
+from reviews.examples import serve
 from reviews.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
 
 
@@ -46,3 +54,59 @@ def test_completion_carries_reasoning_when_given():
     answer = completion("4", model="m", reasoning="adding", finish_reason="length", choices=2)
     assert [c["message"]["reasoning_content"] for c in answer["choices"]] == ["adding", "adding"]
     assert {c["finish_reason"] for c in answer["choices"]} == {"length"}
+
+
+def test_the_demo_model_is_served_on_the_port_asked_for_until_stopped(capsys):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    stop = threading.Event()
+    serving = threading.Thread(
+        target=serve.main, args=(["--port", str(port)],), kwargs={"stop": stop}
+    )
+    serving.start()
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(100):
+            if f"Scripted example model at {base_url}" in capsys.readouterr().out:
+                break
+            time.sleep(0.05)
+        with httpx.Client(base_url=base_url) as client:
+            solver = client.post(
+                "/chat/completions",
+                json={
+                    "model": "any",
+                    "messages": [
+                        {"role": "user", "content": "Compute 1201 + 805. Answer after ####."}
+                    ],
+                },
+            )
+            wrong = client.post(
+                "/chat/completions",
+                json={
+                    "model": "any",
+                    "messages": [
+                        {"role": "user", "content": "Compute 1204 + 807. Answer after ####."}
+                    ],
+                },
+            )
+            judge = client.post(
+                "/chat/completions",
+                json={
+                    "model": "any",
+                    "messages": [
+                        {"role": "system", "content": "You are one independent judge of a task."},
+                        {"role": "user", "content": "{}"},
+                    ],
+                },
+            )
+    finally:
+        stop.set()
+        serving.join(timeout=10)
+    assert not serving.is_alive()
+    assert solver.json()["choices"][0]["message"]["content"].endswith("#### 2,006")
+    assert wrong.json()["choices"][0]["message"]["content"].endswith("#### 2,012")
+    opinion = json.loads(judge.json()["choices"][0]["message"]["content"])
+    assert opinion["summary"].startswith(EXAMPLE_NOTICE)
+    with pytest.raises(httpx.ConnectError):
+        httpx.get(f"{base_url}/models")
