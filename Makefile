@@ -56,9 +56,11 @@ test: install ## the whole test suite (browser tests run when Chromium is instal
 # The opt-in real-server check: llama-cpp-python's server in its own environment (built once).
 REAL_SERVER_ENV ?= $(HOME)/.cache/atlas-real-server/venv
 REAL_SERVER_CONTEXT ?= 8192
+# More options of scripts/real_server_check.py (--judge-tokens, --resumes), e.g. for a busy machine.
+REAL_SERVER_ARGS ?=
 test-real-server: install ## make_review --n 1 against a real llama-cpp-python server (SmolLM2; slow; not part of make test)
 	DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python scripts/real_server_check.py \
-		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT)
+		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT) $(REAL_SERVER_ARGS)
 
 worker: install ## a Celery worker against CELERY_BROKER_URL
 	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }

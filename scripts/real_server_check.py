@@ -92,10 +92,19 @@ class Server:
         self.port = free_port()
         self.log_path = log_path
         self._log = open(log_path, "wb")  # noqa: SIM115 - closed in stop()
+        # One thread: llama.cpp's threads meet at spinning barriers, and on a machine busy with
+        # other work (the CI box, a laptop compiling) two threads evaluated prompts at a fraction
+        # of one thread's speed (0.8 against 26 tokens/s generated, measured here).
+        threads = "1"
         self.process = subprocess.Popen(
             [str(python), "-m", "llama_cpp.server", "--model", str(model), "--n_ctx",
              str(context), "--host", "127.0.0.1", "--port", str(self.port), "--model_alias",
-             MODEL_ALIAS, "--verbose", "True"],
+             MODEL_ALIAS, "--verbose", "True",
+             "--n_threads", threads, "--n_threads_batch", threads,
+             # llama-cpp-python keeps one evaluated prompt in its context; the three judges
+             # interleave their calls, so without the state cache each switch between them
+             # evaluates a shared prefix again. The RAM cache restores the longest one saved.
+             "--cache", "True", "--cache_type", "ram"],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
