@@ -18,13 +18,19 @@ def unrated_judge_models() -> frozenset[str]:
     return frozenset(getattr(settings, "ATLAS_UNRATED_JUDGE_MODELS", DEFAULT_UNRATED_JUDGE_MODELS))
 
 
+def source_syntheses(collection: dict[str, Any]) -> list[dict[str, Any]]:
+    """The collection's syntheses of a source-level subject (publication requires exactly one)."""
+    source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
+    return [
+        review
+        for review in collection["reviews"]
+        if review["method"] == "synthesis" and review["subject_id"] in source_subjects
+    ]
+
+
 def source_synthesis(collection: dict[str, Any]) -> dict[str, Any] | None:
     """The first synthesis on a source-level subject (validation guarantees there is one)."""
-    source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
-    for review in collection["reviews"]:
-        if review["method"] == "synthesis" and review["subject_id"] in source_subjects:
-            return review
-    return None
+    return next(iter(source_syntheses(collection)), None)
 
 
 def derive_rating(collection: dict[str, Any]) -> str | None:

@@ -34,7 +34,7 @@ from reviews.evidence_intake import (
 from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
 from reviews.kinds import detect_kind, pool_role
 from reviews.models import Review, ReviewArtifact
-from reviews.rating import source_synthesis
+from reviews.rating import source_syntheses, source_synthesis
 from reviews.vocabularies import ReviewKind
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
@@ -251,13 +251,7 @@ def _check_data_revision(
 
 
 def _check_single_source_synthesis(collection: dict[str, Any]) -> None:
-    source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
-    syntheses = [
-        review
-        for review in collection["reviews"]
-        if review["method"] == "synthesis" and review["subject_id"] in source_subjects
-    ]
-    if len(syntheses) != 1:
+    if len(source_syntheses(collection)) != 1:
         raise PublicationRejected("Publish one Atlas source population per review collection")
 
 

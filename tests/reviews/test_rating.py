@@ -111,3 +111,23 @@ def test_unrated_judge_models_come_from_the_setting(tmp_path, settings):
 )
 def test_cap_while_a_verifier_issue_is_open(derived, capped):
     assert capped_for_open_defect(derived) == capped
+
+
+def test_the_source_synthesis_is_chosen_in_one_place():
+    """Rating and publication's one-synthesis check read the same selection: syntheses of a
+    source-level subject, in the collection's order."""
+    from reviews.rating import source_syntheses, source_synthesis
+
+    collection = {
+        "subjects": [{"id": "s", "level": "source"}, {"id": "t", "level": "task"}],
+        "reviews": [
+            {"id": "j", "method": "model_judgment", "subject_id": "s"},
+            {"id": "task-synthesis", "method": "synthesis", "subject_id": "t"},
+            {"id": "one", "method": "synthesis", "subject_id": "s"},
+            {"id": "two", "method": "synthesis", "subject_id": "s"},
+        ],
+    }
+    assert [review["id"] for review in source_syntheses(collection)] == ["one", "two"]
+    assert source_synthesis(collection)["id"] == "one"
+    collection["reviews"] = collection["reviews"][:2]
+    assert source_syntheses(collection) == [] and source_synthesis(collection) is None
