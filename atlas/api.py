@@ -506,7 +506,9 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         responses={
             (200, "application/json"): SourceRowSerializer(many=True),
             (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The CSV twin."),
+            # Both in the format asked for (the CSV twin's refusals are CSV).
             400: OpenApiTypes.OBJECT,
+            404: OpenApiResponse(OpenApiTypes.OBJECT, description="A page past the last."),
         },
     )
     # The CSV twin streams a Django response, not a DRF one.

@@ -308,26 +308,19 @@ class SourceFilterSet(django_filters.FilterSet):
         return self.form.cleaned_data.get("show_excluded") == "1"
 
     def filter_queryset(self, queryset: QuerySet[Source]) -> QuerySet[Source]:
-        return self._filtered(queryset, leaving_out="")
+        return self._filtered(queryset, leaving_out=())
 
-    def queryset_without(self, name: str) -> QuerySet[Source]:
-        """The view's rows as if the filter ``name`` were absent: the page counts its tabs over
-        the view without its origin, from the same validated values."""
-        return self._filtered(self.queryset.all(), leaving_out=name)
-
-    def facet_queryset(self, name: str) -> QuerySet[Source]:
-        """The rows an option of filter ``name`` chooses from: the view without that filter.
-        Choosing the Bad quality shows Bad rows whatever the toggle, so the quality facet
-        counts them (its other options hold none)."""
-        return self._filtered(
-            self.queryset.all(), leaving_out=name, shows_bad=name == "quality" or None
-        )
+    def queryset_without(self, *names: str, shows_bad: bool = False) -> QuerySet[Source]:
+        """The view's rows as if the filters ``names`` were absent (``shows_bad``: Bad rows too,
+        whatever the toggle): the page counts its tabs over the view without its origin, and
+        its facets over the view without theirs, from the same validated values."""
+        return self._filtered(self.queryset.all(), leaving_out=names, shows_bad=shows_bad)
 
     def _filtered(
-        self, queryset: QuerySet[Source], *, leaving_out: str, shows_bad: bool | None = None
+        self, queryset: QuerySet[Source], *, leaving_out: tuple[str, ...], shows_bad: bool = False
     ) -> QuerySet[Source]:
         for name, value in self.form.cleaned_data.items():
-            if name != leaving_out:
+            if name not in leaving_out:
                 queryset = self.filters[name].filter(queryset, value)
         if not (shows_bad or self.shows_bad):
             queryset = queryset.exclude(effective_quality="bad")

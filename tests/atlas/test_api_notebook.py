@@ -200,3 +200,13 @@ def test_the_schema_says_what_each_parameter_takes(client):
     assert row["review_page_url"]["description"].startswith("The review of this row")
     refresh = {p["name"]: p for p in schema["paths"]["/api/refresh/"]["post"]["parameters"]}
     assert set(refresh["force"]["schema"]["enum"]) == {"true", "false", "1", "0"}
+
+
+def test_every_paged_list_answers_404_past_its_last_page(client, catalog):
+    history = client.get("/api/changes/").json()
+    assert history["count"] == 3 and history["next"] is None
+    past = client.get("/api/changes/?page=2")
+    assert past.status_code == 404 and "past the last page (1)" in past.json()["detail"]
+    # The CSV twin too (its refusals are CSV).
+    twin = client.get("/api/sources/?format=csv&page=2")
+    assert twin.status_code == 404 and twin["Content-Type"].startswith("text/csv")

@@ -67,7 +67,9 @@ def test_the_bad_option_counts_bad_sources_the_toggle_hides(catalog):
 QUERIES = [
     "", "type=RLVR", "turns=Multi-turn&show_bad=1", "quality=bad", "q=a", "show_excluded=1",
     "difficulty=current&benchmark=false", "family=unknown", "origin=Task Trove",
-    "difficulty=0-25&type=RLVR&sort=-rows",
+    "difficulty=0-25&type=RLVR&sort=-rows", "quality=bad&show_bad=1&turns=Multi-turn",
+    "difficulty=unmeasured&quality=unknown", "difficulty_status=current&family=math-answer",
+    "quality=good&show_bad=1&show_excluded=1",
 ]  # fmt: skip
 
 

@@ -1,5 +1,5 @@
-"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006, 0011) exist after
-migrating; their use is checked with EXPLAIN at 100,000 rows by ``benchmarks/catalog.py``."""
+"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006, 0011, 0012) exist
+after migrating; their use is checked with EXPLAIN at 100,000 rows by ``benchmarks/catalog.py``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres_only]
 LIST_INDEXES = (
     *importlib.import_module("atlas.migrations.0006_catalog_filter_indexes").INDEXES,
     *importlib.import_module("atlas.migrations.0011_catalog_family_rows_index").INDEXES,
+    *importlib.import_module("atlas.migrations.0012_catalog_facet_options_index").INDEXES,
 )
 
 
@@ -59,3 +60,27 @@ def test_a_family_sorted_by_rows_reads_its_own_index(client, write_catalog):
             cursor.execute(f"EXPLAIN {statement}")
             plan = "\n".join(line for (line,) in cursor.fetchall())
             assert "catalog_src_family_rows" in plan, plan
+
+
+def test_the_facet_counts_read_only_their_index(client, write_catalog):
+    """The page's facet counts (one grouped statement) are an index-only scan of
+    ``catalog_src_facet_options`` (forced past the small table's sequential scan)."""
+    from django.test.utils import CaptureQueriesContext
+
+    from atlas.facets import facet_counts
+    from atlas.filters import SourceFilterSet
+    from tests.atlas.test_catalog_helpers import make_row, seed
+
+    seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", task_count=n) for n in range(40)])
+    filterset = SourceFilterSet({"type": "RLVR", "quality": "good"})
+    assert filterset.is_valid()
+    with CaptureQueriesContext(connection) as queries:
+        facet_counts(filterset=filterset)
+    (statement,) = [q["sql"] for q in queries.captured_queries]
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE catalog_sources")
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("SET LOCAL enable_bitmapscan = off")
+        cursor.execute(f"EXPLAIN {statement}")
+        plan = "\n".join(line for (line,) in cursor.fetchall())
+    assert "Index Only Scan using catalog_src_facet_options" in plan, plan

@@ -245,3 +245,19 @@ def test_opening_pages_does_not_write_a_sync_run_each_time(curator_client, setti
     assert RefreshRun.objects.count() == 3
     assert "skipped" not in page_open(curator_client)
     assert RefreshRun.objects.count() == 4
+
+
+@pytest.mark.parametrize(("force", "background"), [("1", "0"), ("TRUE", "false")])
+def test_refresh_flags_take_true_false_and_1_0(curator_client, force, background):
+    response = curator_client.post(
+        f"/api/refresh/?force={force}&background={background}", **csrf(curator_client)
+    )
+    assert response.status_code == 200
+    assert RefreshRun.objects.get().forced is True
+
+
+def test_a_refresh_flag_refuses_other_words(curator_client):
+    response = curator_client.post("/api/refresh/?force=yes", **csrf(curator_client))
+    assert response.status_code == 400
+    assert response.json() == {"force": ["Expected one of: true, false, 1, 0."]}
+    assert not RefreshRun.objects.exists()
