@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import reviews.production
+from reviews.production.hosts import AttemptHosts
 from reviews.production.identity import (
     HARBOR_TREES,
     MARINSKYRL_TREES,
@@ -50,11 +51,13 @@ def launch_attempt(
     runtime: dict[str, Any],
     stop: threading.Event,
     grace_seconds: float,
+    hosts: AttemptHosts | None = None,
 ) -> tuple[dict[str, Any], bool]:
     """The role's attempt at sampled task ``number``: the saved one when it finished, else one
-    native worker run under ``difficulty/<size>/``. Returns the attempt with its
-    ``execution_path`` relative to ``root`` (the run directory, or the original run a follow-up
-    is filed in) and whether a worker ran."""
+    native worker run under ``difficulty/<size>/`` (forked from the run's warm host for its
+    route when ``hosts`` has one, else in a fresh interpreter, as the launcher decides).
+    Returns the attempt with its ``execution_path`` relative to ``root`` (the run directory, or
+    the original run a follow-up is filed in) and whether a worker ran."""
     arm = arm_folder(run_dir=run_dir, size=size)
     attempt = read_json(attempt_path(run_dir=arm, number=number))
     ran = attempt is None
@@ -68,6 +71,7 @@ def launch_attempt(
                 runtime=runtime,
                 stop=stop,
                 grace_seconds=grace_seconds,
+                hosts=hosts,
             )
         except WorkerTimeout as timeout:
             attempt = timed_out_attempt(arm=arm, number=number, timeout=timeout)

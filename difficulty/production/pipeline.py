@@ -44,6 +44,7 @@ from difficulty.registry import ROLE_SIZES, Protocol, get_registry
 from difficulty.reports import CONTEXT_PATH, REPORT_PATH
 from reviews.production.concurrency import run_concurrently
 from reviews.production.grading import grading_identity
+from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import round_trip, sha256_file
 from reviews.production.launcher import GRACE_SECONDS, Interrupted
 from reviews.production.model_client import CallStats
@@ -127,6 +128,9 @@ def make_difficulty(
     if not config.runtime.get("marinskyrl_checkout"):
         raise DifficultyProductionError("runtime.marinskyrl_checkout is required")
     sample = load_sample(source=config.source, n=options.n, seed=options.seed)
+    # Attempts fork from a warm host per route that compiled into the native bytecode cache
+    # (as make_review's do); closing the hosts ends every process they started.
+    hosts = AttemptHosts(cache_dir=native_bytecode_cache())
     run = _Run(
         options=options,
         protocol=protocol,
@@ -135,18 +139,22 @@ def make_difficulty(
         collection=collection,
         sample=sample,
         stderr=stderr,
+        hosts=hosts,
     )
-    identity = run.identity()
-    output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
-    prepare_output(output=output, resume=options.resume)
-    lock = RunLock(output)
-    lock.acquire()
     try:
-        return run.execute(
-            output=output, identity=identity, root=followup_root(output) if followup else None
-        )
+        identity = run.identity()
+        output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
+        prepare_output(output=output, resume=options.resume)
+        lock = RunLock(output)
+        lock.acquire()
+        try:
+            return run.execute(
+                output=output, identity=identity, root=followup_root(output) if followup else None
+            )
+        finally:
+            lock.release()
     finally:
-        lock.release()
+        hosts.close()
 
 
 class _Run:
@@ -160,6 +168,7 @@ class _Run:
         collection: dict[str, Any],
         sample: Sample,
         stderr: TextIO | None,
+        hosts: AttemptHosts,
     ) -> None:
         self.options = options
         self.protocol = protocol
@@ -168,6 +177,7 @@ class _Run:
         self.collection = collection
         self.sample = sample
         self.stderr = stderr
+        self.hosts = hosts
         self.stop = threading.Event()
         followup = options.followup
         self.sizes = followup.sizes() if followup else ROLE_SIZES
@@ -310,6 +320,7 @@ class _Run:
             runtime=self.runtime,
             stop=self.stop,
             grace_seconds=self.options.grace_seconds,
+            hosts=self.hosts,
         )
 
     def _verifier_configuration(self) -> dict[str, Any]:

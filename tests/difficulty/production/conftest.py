@@ -32,6 +32,9 @@ from tests.production.conftest import (
 # make_review's MarinSkyRL test checkout fixtures, shared.
 session_checkout = production.session_checkout
 checkout = production.checkout
+# Native interpreters compile into the session's bytecode cache, never the user's.
+bytecode_cache = production.bytecode_cache
+_native_bytecode_cache = production._native_bytecode_cache
 
 SUM = re.compile(r"Compute (\d+) \+ (\d+)")
 HOSTED_KEY_ENV = "ATLAS_TEST_HOSTED_KEY"
