@@ -1,4 +1,4 @@
-"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006, 0011, 0012) exist
+"""The PostgreSQL-only indexes of the catalog list (migrations 0002, 0005, 0006, 0011, 0013) exist
 after migrating; their use is checked with EXPLAIN at 100,000 rows by ``benchmarks/catalog.py``."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.django_db, pytest.mark.postgres_only]
 LIST_INDEXES = (
     *importlib.import_module("atlas.migrations.0006_catalog_filter_indexes").INDEXES,
     *importlib.import_module("atlas.migrations.0011_catalog_family_rows_index").INDEXES,
-    *importlib.import_module("atlas.migrations.0012_catalog_facet_options_index").INDEXES,
+    *importlib.import_module("atlas.migrations.0013_catalog_facet_options_index").INDEXES,
 )
 
 

@@ -20,7 +20,7 @@ INDEXES = ("catalog_src_facet_options",)
 
 
 class Migration(migrations.Migration):
-    dependencies = [("atlas", "0011_catalog_family_rows_index")]
+    dependencies = [("atlas", "0012_measurement_status_label")]
 
     operations = [
         vendor_step(
