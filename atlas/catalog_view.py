@@ -14,7 +14,6 @@ from atlas import labels
 from atlas.catalog_html import headers_html, options_html, rows_html
 from atlas.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.contributions import catalog_cells
-from atlas.facets import FacetCounts, facet_counts, with_counts
 from atlas.filters import (
     BENCHMARK_CHOICES,
     DIFFICULTY_CHOICES,
@@ -169,11 +168,10 @@ def _view_line(*, query: CatalogQuery, window: PageWindow, matching: int) -> tup
     return f"{first:,}–{last:,} of {_plural(matching, 'entry', 'entries')}", order
 
 
-def _select(
-    name: str, default_label: str, choices, selected: str, *, facets: FacetCounts, **extra: str
-) -> dict:
-    """A filter's select: each option with the count of sources it would show."""
-    options = with_counts(options=[("", default_label), *choices], counts=facets.of(name))
+def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
+    """A filter's select. The script adds to each option the count of sources it would show
+    (``atlas.facets``, asked at ``/facets.json``)."""
+    options = [("", default_label), *choices]
     return {
         "name": name,
         "options_html": options_html(options=options, selected=selected),
@@ -265,7 +263,6 @@ def catalog_context(
     all_unknown = counts.matching > 0 and counts.known_counts == 0
     cell = catalog_cells().get("difficulty")
     rows = page_rows(matching=filterset.qs, window=window)
-    facets = facet_counts(filterset=filterset)
     selects = [
         _select(
             "type",
@@ -273,7 +270,6 @@ def catalog_context(
             TYPE_CHOICES,
             catalog_query.get("type"),
             label="Type",
-            facets=facets,
         ),
         _select(
             "turns",
@@ -281,7 +277,6 @@ def catalog_context(
             TURNS_CHOICES,
             catalog_query.get("turns"),
             label="Interaction",
-            facets=facets,
         ),
         _select(
             "family",
@@ -289,7 +284,6 @@ def catalog_context(
             family_choices,
             catalog_query.get("family"),
             label="Family",
-            facets=facets,
         ),
         _select(
             "benchmark",
@@ -297,7 +291,6 @@ def catalog_context(
             BENCHMARK_CHOICES,
             catalog_query.get("benchmark"),
             label="Benchmark",
-            facets=facets,
         ),
         _select(
             "quality",
@@ -305,7 +298,6 @@ def catalog_context(
             QUALITY_CHOICES,
             catalog_query.get("quality"),
             label="Quality",
-            facets=facets,
         ),
         _select(
             "difficulty",
@@ -313,7 +305,6 @@ def catalog_context(
             DIFFICULTY_CHOICES,
             catalog_query.get("difficulty"),
             label="Difficulty",
-            facets=facets,
             title="Solve-rate ranges use the larger model; lower solve rates indicate harder "
             "tasks.",
             help=cell.filter_help if cell else "",

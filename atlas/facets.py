@@ -108,8 +108,3 @@ def facet_counts(*, filterset: SourceFilterSet) -> FacetCounts:
             for option in selecting[facet]:
                 options[option] = options.get(option, 0) + row["n"]
     return FacetCounts(counts=counts)
-
-
-def with_counts(*, options: list[tuple[str, str]], counts: dict[str, int]) -> list[tuple[str, str]]:
-    """Option labels with the count each would show: "RLVR (120)"."""
-    return [(value, f"{label} ({counts.get(value, 0):,})") for value, label in options]

@@ -16,8 +16,9 @@ from atlas.catalog_view import catalog_context
 from atlas.changes_view import changes_context
 from atlas.contributions import catalog_cells
 from atlas.csv_export import csv_response
+from atlas.facets import facet_counts
 from atlas.field_guide import definitions, intro_text
-from atlas.filters import SourceFilterSet
+from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import is_curator
 from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
@@ -86,6 +87,16 @@ def _refresh_without_script(request: HttpRequest) -> HttpResponse:
     response = redirect(request.get_full_path())
     response.status_code = 303
     return response
+
+
+@require_GET
+def catalog_facets(request: HttpRequest) -> JsonResponse:
+    """The count of sources each filter option of the page's view would give, read as leniently
+    as the page reads the query. Asked by the page's script after the view, so the page itself
+    does not wait for a count over the whole catalog."""
+    filterset = lenient_filterset(data=request.GET, vocabulary=current_vocabulary())
+    filterset.is_valid()
+    return JsonResponse({"counts": facet_counts(filterset=filterset).counts})
 
 
 @require_GET

@@ -221,11 +221,11 @@
           var current = document.querySelector('.region[data-region="' + name + '"]');
           if (current) { current.innerHTML = fresh.innerHTML; }
         });
-        refreshFacets(parsed);
         if (parsed.title) { document.title = parsed.title; }
         if (push) { history.pushState({ atlas: true }, "", url); }
         shownQuery = withoutSource(url);
         exportLink.href = exportUrl(url);
+        loadFacets(url);
         setBusy(false);
         if (bannerFailed) {
           bannerFailed = false;
@@ -245,16 +245,37 @@
       });
   }
 
-  // Each filter option says how many sources it would show in the new view. The select keeps
-  // its element (and focus) and the value the person chose; only its options' texts change.
-  function refreshFacets(parsed) {
-    parsed.querySelectorAll("[data-facets] select[data-facet]").forEach(function (fresh) {
-      var current = form.elements[fresh.getAttribute("data-facet")];
-      if (!current || current.tagName !== "SELECT") { return; }
-      var value = current.value;
-      current.innerHTML = fresh.innerHTML;
-      current.value = value;
-    });
+  // Each filter option says how many sources it would show in this view, asked after the view
+  // (so the page never waits for a count over the whole catalog). Only the options' texts change:
+  // each select keeps its element, focus and value. Without an answer they stay without counts.
+  var facetTicket = 0;
+  function loadFacets(url) {
+    var ticket = ++facetTicket;
+    var params = new URL(url, location.href).searchParams;
+    ["source", "page", "page_size"].forEach(function (key) { params.delete(key); });
+    var query = canonicalQuery(params);
+    return fetch(form.getAttribute("data-facets-url") + query, { credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) { throw response.status; }
+        return response.json();
+      })
+      .then(function (answer) {
+        if (ticket !== facetTicket) { return; }
+        Object.keys(answer.counts).forEach(function (name) {
+          var select = form.elements[name];
+          if (!select || select.tagName !== "SELECT") { return; }
+          var counts = answer.counts[name];
+          Array.prototype.forEach.call(select.options, function (option) {
+            if (!option.hasAttribute("data-label")) {
+              option.setAttribute("data-label", option.textContent);
+            }
+            var count = (counts[option.value] || 0).toLocaleString("en-US");
+            option.textContent = option.getAttribute("data-label") + " (" + count + ")";
+          });
+        });
+        form.setAttribute("data-facets-for", query);
+      })
+      .catch(function () { return null; });
   }
 
   function restoreFocus(selector) {
@@ -544,6 +565,7 @@
   }
 
   localiseTimes();
+  loadFacets(location.pathname + location.search);
   var initialSource = new URLSearchParams(location.search).get("source");
   if (initialSource) {
     var row = document.querySelector('tr[data-source-id="' + CSS.escape(initialSource) + '"] a.info');
