@@ -46,7 +46,7 @@ from reviews.production.concurrency import run_concurrently
 from reviews.production.grading import grading_identity
 from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import round_trip, sha256_file
-from reviews.production.launcher import GRACE_SECONDS, Interrupted
+from reviews.production.launcher import GRACE_SECONDS, Interrupted, start_hosts
 from reviews.production.model_client import CallStats
 from reviews.production.progress import Progress
 from reviews.production.rundir import (
@@ -129,7 +129,8 @@ def make_difficulty(
         raise DifficultyProductionError("runtime.marinskyrl_checkout is required")
     sample = load_sample(source=config.source, n=options.n, seed=options.seed)
     # Attempts fork from a warm host per route that compiled into the native bytecode cache
-    # (as make_review's do); closing the hosts ends every process they started.
+    # (as make_review's do); closing the hosts ends every process they started. The hosts
+    # start importing now, while the run identity is computed.
     hosts = AttemptHosts(cache_dir=native_bytecode_cache())
     run = _Run(
         options=options,
@@ -142,6 +143,7 @@ def make_difficulty(
         hosts=hosts,
     )
     try:
+        start_hosts(hosts=hosts, tasks=sample.tasks, runtime=run.runtime)
         identity = run.identity()
         output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
         prepare_output(output=output, resume=options.resume)

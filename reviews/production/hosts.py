@@ -112,7 +112,9 @@ class HostedAttempt:
 
 
 class HostProcess:
-    """One attempt host: started, asked for attempts over its stdin, answered on its stdout."""
+    """One attempt host: started, asked for attempts over its stdin, answered on its stdout.
+    Constructing one starts its interpreter without waiting; ``wait_ready`` waits until it has
+    imported what it warms up and can fork attempts."""
 
     def __init__(
         self, *, spec: HostSpec, env: dict[str, str], once: bool, stderr: IO[bytes] | int
@@ -133,12 +135,19 @@ class HostProcess:
         self._attempts: dict[str, HostedAttempt] = {}
         self._count = 0
         self._ready = threading.Event()
+        self.ready = False  # its "ready" answer arrived
         self.sys_path: list[str] = []
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
-        if not self._ready.wait(STARTUP_SECONDS) or self.process.poll() is not None:
+
+    def wait_ready(self) -> HostProcess:
+        """Block until the host can fork attempts; a host that ended first is closed and
+        refused."""
+        self._ready.wait(STARTUP_SECONDS)
+        if not self.ready or self.process.poll() is not None:
             self.close()
-            raise ReviewProductionError(f"Cannot start the native attempt host {spec.python}")
+            raise ReviewProductionError(f"Cannot start the native attempt host {self.spec.python}")
+        return self
 
     def _read(self) -> None:
         assert self.process.stdout is not None
@@ -146,6 +155,7 @@ class HostProcess:
             message = json.loads(line)
             if "ready" in message:
                 self.sys_path = list(message.get("sys_path") or [])
+                self.ready = True
                 self._ready.set()
                 continue
             with self._lock:
@@ -182,7 +192,10 @@ class HostProcess:
         return attempt
 
     def close(self) -> None:
-        """End of stdin stops the host: it kills what it still runs and exits."""
+        """End of stdin stops the host: it kills what it still runs and exits. One still
+        importing has started nothing yet and is killed at once."""
+        if not self.ready and self.process.poll() is None:
+            self.process.kill()
         with contextlib.suppress(OSError):
             if self.process.stdin is not None:
                 self.process.stdin.close()
@@ -213,12 +226,21 @@ def fingerprint(*, spec: HostSpec, sys_path: list[str]) -> tuple[Any, ...]:
     """What a warm host's imports depend on, cheaply: the interpreter, the worker scripts, every
     ``.py`` file of the packages on the route's ``PYTHONPATH`` (path, size, mtime) and the
     directories on the host's ``sys.path`` (a package installed or removed changes them)."""
+    return file_fingerprint(spec=spec) + path_fingerprint(sys_path=sys_path)
+
+
+def file_fingerprint(*, spec: HostSpec) -> tuple[Any, ...]:
+    """The files part of ``fingerprint``, taken before a host starts importing them: a file
+    changed while it imports counts as changed under it."""
     stats: list[Any] = [_stat(Path(spec.python).resolve()), _stat(Path(spec.script))]
     stats.extend(_stat(path) for path in sorted(HOST_SCRIPT.parent.glob("*.py")))
     for entry in spec.pythonpath:
         stats.extend(_tree_stats(Path(entry)))
-    stats.extend(_stat(Path(entry)) for entry in sys_path)
     return tuple(stats)
+
+
+def path_fingerprint(*, sys_path: list[str]) -> tuple[Any, ...]:
+    return tuple(_stat(Path(entry)) for entry in sys_path)
 
 
 def _tree_stats(root: Path) -> Iterator[Any]:
@@ -256,26 +278,44 @@ class AttemptHosts:
         self.stderr_dir = stderr_dir
         self._lock = threading.Lock()
         self._warm: dict[HostSpec, tuple[HostProcess, tuple[Any, ...]]] = {}
+        # Started ahead of the first attempt (``start``), with their files' fingerprint.
+        self._starting: dict[HostSpec, tuple[HostProcess, tuple[Any, ...]]] = {}
         self._retired: list[HostProcess] = []
         self._logs: list[IO[bytes]] = []
+        self._closed = False
         self.fresh_attempts = 0
         self.forked_attempts = 0
 
-    def host_for(self, spec: HostSpec) -> HostProcess | None:
-        """The route's warm host (started on first use), or None when its inputs changed since
-        it started: that attempt runs in a fresh interpreter."""
+    def start(self, spec: HostSpec) -> None:
+        """Start the route's warm host now without waiting for it, so the run's first attempts
+        wait only for what is left of its start-up. A host that cannot start is left for the
+        first attempt to report, as if it had not been started early."""
         with self._lock:
-            current = self._warm.get(spec)
-            if current is None:
-                host = HostProcess(
-                    spec=spec,
-                    env=host_environment(pythonpath=spec.pythonpath, cache_dir=self.cache_dir),
-                    once=False,
-                    stderr=self._stderr(),
-                )
-                self._warm[spec] = (host, fingerprint(spec=spec, sys_path=host.sys_path))
-                return host
-            host, seen = current
+            if self._closed or spec in self._warm or spec in self._starting:
+                return
+            with contextlib.suppress(OSError):
+                self._starting[spec] = self._launch(spec)
+
+    def _launch(self, spec: HostSpec) -> tuple[HostProcess, tuple[Any, ...]]:
+        files = file_fingerprint(spec=spec)
+        host = HostProcess(
+            spec=spec,
+            env=host_environment(pythonpath=spec.pythonpath, cache_dir=self.cache_dir),
+            once=False,
+            stderr=self._stderr(),
+        )
+        return host, files
+
+    def host_for(self, spec: HostSpec) -> HostProcess | None:
+        """The route's warm host (started on first use unless ``start`` did it earlier), or
+        None when its inputs changed since it started: that attempt runs in a fresh
+        interpreter."""
+        with self._lock:
+            if spec not in self._warm:
+                host, files = self._starting.pop(spec, None) or self._launch(spec)
+                host.wait_ready()
+                self._warm[spec] = (host, files + path_fingerprint(sys_path=host.sys_path))
+            host, seen = self._warm[spec]
             if (
                 host.process.poll() is None
                 and fingerprint(spec=spec, sys_path=host.sys_path) == seen
@@ -296,8 +336,10 @@ class AttemptHosts:
 
     def close(self) -> None:
         with self._lock:
-            hosts = [host for host, _ in self._warm.values()] + self._retired
-            self._warm, self._retired = {}, []
+            self._closed = True
+            hosts = [host for host, _ in (*self._warm.values(), *self._starting.values())]
+            hosts += self._retired
+            self._warm, self._starting, self._retired = {}, {}, []
         for host in hosts:
             host.close()
         for log in self._logs:
@@ -323,7 +365,7 @@ def hosted(
         env=host_environment(pythonpath=spec.pythonpath, cache_dir=cache),
         once=True,
         stderr=stderr,
-    )
+    ).wait_ready()
     try:
         yield fresh, False
     finally:

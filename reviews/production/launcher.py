@@ -16,6 +16,7 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -101,6 +102,18 @@ def host_spec(*, route: WorkerRoute) -> HostSpec:
         pythonpath=route.pythonpath,
         warm=GYM_WARM_MODULES if route.script == GYM_WORKER else (),
     )
+
+
+def start_hosts(*, hosts: AttemptHosts, tasks: Iterable[Task], runtime: dict[str, Any]) -> None:
+    """Start the warm hosts of these tasks' routes in the background (while the run computes
+    its identity), so its first attempts do not each wait for a host's start-up. A route the
+    runtime cannot run is left for its attempts to refuse, as they would anyway."""
+    for name in sorted({task.route for task in tasks}):
+        try:
+            route = worker_route(route=name, runtime=runtime)
+        except ReviewProductionError:
+            continue
+        hosts.start(host_spec(route=route))
 
 
 def attempt_path(*, run_dir: Path, number: int) -> Path:

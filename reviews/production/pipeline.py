@@ -8,6 +8,7 @@ the same files as a sequential one apart from timestamps.
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
 import json
 import os
 import shutil
@@ -56,7 +57,13 @@ from reviews.production.judges import (
     judge_payload,
     run_judge,
 )
-from reviews.production.launcher import GRACE_SECONDS, Interrupted, attempt_path, run_attempt
+from reviews.production.launcher import (
+    GRACE_SECONDS,
+    Interrupted,
+    attempt_path,
+    run_attempt,
+    start_hosts,
+)
 from reviews.production.model_client import ModelClient
 from reviews.production.progress import Progress
 from reviews.production.reuse import REUSE_FILE, ReusePlan, reuse_sources
@@ -143,6 +150,7 @@ def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResu
     with (
         interruptible(stop=run.stop, command="make_review"),
         reuse_sources(options.reuse) as reused,
+        contextlib.closing(run.hosts),  # ends every process the attempt hosts started
     ):
         try:
             # Everything that can refuse the inputs runs before the output directory is
@@ -174,6 +182,8 @@ class _Run:
         self.source = config.source
         self._attempting: dict[int, float] = {}
         self._solver_turns = 0
+        # Attempts fork from a warm host per route that compiled into the native bytecode cache.
+        self.hosts = AttemptHosts(cache_dir=native_bytecode_cache())
 
     # --- identity (§4, §5, §12.2–§12.3, §14.1) ---
 
@@ -184,6 +194,8 @@ class _Run:
             candidates=read_tasks(source=self.source), n=self.options.n, seed=self.options.seed
         )
         self.sample = sample
+        # The warm hosts import the route's libraries while the identity is computed.
+        start_hosts(hosts=self.hosts, tasks=sample.tasks, runtime=self.runtime)
         self.grading = self._grading(sample)
         identity = self._identity(sample)
         self.reuse: ReusePlan | None = None
@@ -239,8 +251,6 @@ class _Run:
         self.judge_pool = concurrent.futures.ThreadPoolExecutor(
             max_workers=self.options.jobs * JUDGE_COUNT
         )
-        # Attempts fork from a warm host per route that compiled into the native bytecode cache.
-        self.hosts = AttemptHosts(cache_dir=native_bytecode_cache())
         self.progress.start()
         try:
             outcomes = self._panel(sample)

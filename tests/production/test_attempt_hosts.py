@@ -10,13 +10,15 @@ import sys
 import textwrap
 import threading
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from reviews.production.errors import ReviewProductionError
-from reviews.production.hosts import BYTECODE_CACHE_ENV, AttemptHosts
-from reviews.production.launcher import run_attempt
+from reviews.production.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
+from reviews.production.launcher import run_attempt, start_hosts
+from reviews.production.tasks import GYM_ROUTE
 from tests.production.helpers import load, make_review
 from tests.production.test_launcher_and_client import TASK, alive
 
@@ -221,3 +223,79 @@ logging.getLogger().warning("kept until shutdown")
     finally:
         hosts.close()
     assert log.read_text() == "kept until shutdown\n"
+
+
+def host_children() -> dict[int, list[str]]:
+    """This process's running attempt hosts: pid → command line."""
+    found = {}
+    for pid in children_of(os.getpid()):
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        if any(Path(part).name == "attempt_host.py" for part in command) and alive(pid):
+            found[pid] = command
+    return found
+
+
+def children_of(pid: int) -> list[int]:
+    return [
+        int(child)
+        for thread in os.listdir(f"/proc/{pid}/task")
+        for child in Path(f"/proc/{pid}/task/{thread}/children").read_text().split()
+    ]
+
+
+def test_a_host_started_early_serves_the_first_attempt(tmp_path):
+    runtime = route(tmp_path, REPORT)
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        before = set(host_children())
+        start_hosts(hosts=hosts, tasks=[TASK], runtime=runtime)
+        # The host runs before any attempt asked for it; the first attempt forks from it.
+        [early] = set(host_children()) - before
+        first = attempt(tmp_path, runtime, hosts=hosts)
+        assert first["parent"] == early and (hosts.forked_attempts, hosts.fresh_attempts) == (1, 0)
+        # Started twice is one host.
+        start_hosts(hosts=hosts, tasks=[TASK, TASK], runtime=runtime)
+        assert set(host_children()) - before == {early}
+    finally:
+        hosts.close()
+    assert wait_dead([early]) == []
+
+
+def test_a_file_changed_after_the_early_start_means_a_fresh_interpreter(tmp_path):
+    runtime = route(tmp_path, REPORT)
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        start_hosts(hosts=hosts, tasks=[TASK], runtime=runtime)
+        # Edited while the host may still be importing it: the host cannot be trusted.
+        script = Path(runtime["workers"]["custom"]["script"])
+        script.write_text(script.read_text() + "\n# edited\n")
+        attempt(tmp_path, runtime, hosts=hosts)
+        assert (hosts.forked_attempts, hosts.fresh_attempts) == (0, 1)
+    finally:
+        hosts.close()
+
+
+def test_closing_kills_a_host_still_importing_and_an_unrunnable_route_is_left(tmp_path):
+    library = tmp_path / "lib"
+    library.mkdir()
+    imported = tmp_path / "imported"
+    (library / "slow_import.py").write_text(
+        f"import pathlib, time\ntime.sleep(20)\npathlib.Path({str(imported)!r}).touch()\n"
+    )
+    spec = HostSpec(
+        python=sys.executable,
+        script=str(tmp_path / "worker.py"),
+        pythonpath=(str(library),),
+        warm=("slow_import",),
+    )
+    hosts = AttemptHosts(cache_dir=None)
+    before = set(host_children())
+    hosts.start(spec)
+    # A Gym task without runtime.gym_python: nothing starts; its attempt refuses as before.
+    gym_task = replace(TASK, route=GYM_ROUTE)
+    start_hosts(hosts=hosts, tasks=[gym_task], runtime={"marinskyrl_checkout": str(tmp_path)})
+    [importing] = set(host_children()) - before
+    hosts.close()
+    # Killed, not left to finish its import (which would mark it) and exit on its own.
+    assert wait_dead([importing]) == []
+    assert set(host_children()) == before and not imported.exists()
