@@ -36,6 +36,13 @@ FILTER = "type=RLVR&sort=-rows"
 FAMILY_FILTER = "family=text-to-sql&sort=-rows"
 GOAL_ROWS = (50, 500)  # the page sizes issue 12 sets goals for
 ROWS_FROM = f' FROM "{TABLE}" '
+# The filter options' counts the page's script asks for after the page (atlas.facets): measured
+# on the Atlas server alone, against the page of the same view (no floor: nothing else counts
+# facets the same way), and their plans checked for full scans.
+FACET_PATHS = {
+    "/facets.json filtered": f"/facets.json?{FILTER}",
+    "/facets.json unfiltered": "/facets.json",
+}
 
 
 @dataclass(frozen=True)
@@ -196,10 +203,32 @@ def run(*, size: int, rounds: int, scratch: Path, dsn: str, database_url: str) -
             for case in chosen
         }
         medians = measure(servers_by_name=started, paths=paths, rounds=rounds)
+        medians.update(
+            measure(
+                servers_by_name={"atlas": started["atlas"]},
+                paths={label: {"atlas": path} for label, path in FACET_PATHS.items()},
+                rounds=rounds,
+            )
+        )
     finally:
         for server in started.values():
             server.stop()
     report(size=size, rounds=rounds, chosen=chosen, medians=medians, client=client)
+    report_facets(size=size, rounds=rounds, medians=medians, client=client)
+
+
+def report_facets(
+    *, size: int, rounds: int, medians: dict[str, dict[str, float]], client: Client
+) -> None:
+    page = {"/facets.json filtered": "/ filter + sort, 50 rows", "/facets.json unfiltered":
+            "/ unfiltered landing"}  # fmt: skip
+    for label, path in FACET_PATHS.items():
+        emit(row=Row(benchmark="catalog", figure=f"{label}, {size:,} sources, p50 of {rounds}",
+                     value=medians[label]["atlas"], unit="ms", baseline=f"the page: {page[label]}",
+                     baseline_value=medians[page[label]]["atlas"], floor=False))  # fmt: skip
+        emit_limit(benchmark="catalog", figure=f"{label}: full scans of {TABLE}",
+                   value=full_scans(statements=captured(client=client, path=path)),
+                   unit="scans", at_most=0)  # fmt: skip
 
 
 def report(
