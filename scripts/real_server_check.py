@@ -100,11 +100,7 @@ class Server:
             [str(python), "-m", "llama_cpp.server", "--model", str(model), "--n_ctx",
              str(context), "--host", "127.0.0.1", "--port", str(self.port), "--model_alias",
              MODEL_ALIAS, "--verbose", "True",
-             "--n_threads", threads, "--n_threads_batch", threads,
-             # llama-cpp-python keeps one evaluated prompt in its context; the three judges
-             # interleave their calls, so without the state cache each switch between them
-             # evaluates a shared prefix again. The RAM cache restores the longest one saved.
-             "--cache", "True", "--cache_type", "ram"],
+             "--n_threads", threads, "--n_threads_batch", threads],
             stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True,
         )  # fmt: skip
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
