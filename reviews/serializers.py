@@ -55,7 +55,10 @@ class ArtifactIndexSerializer(serializers.Serializer):
         return _absolute(self, artifact_page_url(self._review_id(), entry.path))
 
     def _review_id(self) -> str:
-        return self.root.instance.review.id
+        collection = self.root.instance
+        if collection is None:  # the serializer only ever describes a stored collection
+            raise ValueError("artifact URLs need the stored collection they belong to")
+        return collection.review.id
 
 
 def _absolute(serializer: serializers.Serializer, path: str) -> str:

@@ -312,7 +312,8 @@ class AttemptHosts:
         interpreter."""
         with self._lock:
             if spec not in self._warm:
-                host, files = self._starting.pop(spec, None) or self._launch(spec)
+                starting = self._starting.pop(spec) if spec in self._starting else None
+                host, files = starting or self._launch(spec)
                 host.wait_ready()
                 self._warm[spec] = (host, files + path_fingerprint(sys_path=host.sys_path))
             host, seen = self._warm[spec]

@@ -178,7 +178,10 @@ def runtime_summary(*, route: str, verification: dict[str, Any]) -> str:
         return f"{text} {reason}"
     score = verification.get("score")
     if verification.get("status") == "verified" and isinstance(score, int | float):
-        passed = {True: "passed", False: "not passed"}.get(verification.get("passed"))
+        verdict = verification.get("passed")
+        passed = None
+        if isinstance(verdict, bool):
+            passed = "passed" if verdict else "not passed"
         return f"{text} Score {score:g}" + (f", {passed}." if passed else ".")
     return text
 

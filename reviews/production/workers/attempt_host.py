@@ -90,7 +90,7 @@ def kill_leftovers(*, spare: set[int] = frozenset()) -> None:  # type: ignore[as
 
 def reap(*, spare: set[int]) -> dict[int, tuple[int, float]]:
     """Collect every exited child without blocking; the ``spare`` ones' results are returned."""
-    ended = {}
+    ended: dict[int, tuple[int, float]] = {}
     while True:
         try:
             pid, status, usage = os.wait4(-1, os.WNOHANG)
