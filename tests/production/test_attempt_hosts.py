@@ -7,8 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -17,10 +15,10 @@ import pytest
 
 from reviews.production.errors import ReviewProductionError
 from reviews.production.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
-from reviews.production.launcher import run_attempt, start_hosts
+from reviews.production.launcher import start_hosts
 from reviews.production.tasks import GYM_ROUTE
 from tests.production.helpers import load, make_review
-from tests.production.test_launcher_and_client import TASK, alive
+from tests.production.test_launcher_and_client import TASK, alive, attempt, runtime_with
 
 pytestmark = pytest.mark.slow
 
@@ -53,22 +51,6 @@ Path({pids!r}).write_text(json.dumps([daemon, forked]))
 """
 
 
-def route(tmp_path: Path, body: str, *, timeout: float = 60, name: str = "worker.py") -> dict:
-    script = tmp_path / name
-    script.write_text(textwrap.dedent(body))
-    return {
-        "worker_timeout": timeout,
-        "workers": {"custom": {"python": sys.executable, "script": str(script), "pythonpath": []}},
-    }
-
-
-def attempt(tmp_path: Path, runtime: dict, **kwargs) -> dict:
-    return run_attempt(
-        run_dir=tmp_path / "run", number=0, task=TASK, model={"name": "m"}, runtime=runtime,
-        stop=threading.Event(), **kwargs,
-    )  # fmt: skip
-
-
 def wait_dead(pids: list[int]) -> list[int]:
     """The pids still running after a few seconds (killing is asynchronous)."""
     deadline = time.monotonic() + 10
@@ -78,7 +60,7 @@ def wait_dead(pids: list[int]) -> list[int]:
 
 
 def test_attempts_fork_from_one_warm_host_until_the_route_changes(tmp_path):
-    runtime = route(tmp_path, REPORT)
+    runtime = runtime_with(tmp_path, REPORT)
     hosts = AttemptHosts(cache_dir=tmp_path / "bytecode")
     try:
         first, second = (
@@ -106,7 +88,7 @@ def test_attempts_fork_from_one_warm_host_until_the_route_changes(tmp_path):
 @pytest.mark.parametrize("warm", [True, False], ids=["warm host", "fresh interpreter"])
 def test_no_descendant_outlives_a_finished_attempt(tmp_path, warm):
     pids = tmp_path / "pids.json"
-    runtime = route(tmp_path, LEAVES_DESCENDANTS.format(pids=str(pids), tail=REPORT))
+    runtime = runtime_with(tmp_path, LEAVES_DESCENDANTS.format(pids=str(pids), tail=REPORT))
     hosts = AttemptHosts(cache_dir=None) if warm else None
     try:
         outcome = attempt(tmp_path, runtime, hosts=hosts)
@@ -122,7 +104,7 @@ def test_no_descendant_outlives_a_finished_attempt(tmp_path, warm):
 @pytest.mark.parametrize("warm", [True, False], ids=["warm host", "fresh interpreter"])
 def test_no_descendant_outlives_a_killed_attempt(tmp_path, warm):
     pids = tmp_path / "pids.json"
-    runtime = route(
+    runtime = runtime_with(
         tmp_path,
         LEAVES_DESCENDANTS.format(pids=str(pids), tail="time.sleep(60)"),
         timeout=3,
@@ -138,7 +120,7 @@ def test_no_descendant_outlives_a_killed_attempt(tmp_path, warm):
 
 
 def test_closing_the_hosts_stops_them(tmp_path):
-    runtime = route(tmp_path, REPORT)
+    runtime = runtime_with(tmp_path, REPORT)
     hosts = AttemptHosts(cache_dir=None)
     host_pid = attempt(tmp_path, runtime, hosts=hosts)["parent"]
     assert alive(host_pid)
@@ -192,7 +174,8 @@ def test_an_edited_library_on_the_route_path_means_a_fresh_interpreter(tmp_path)
     (library / "probe").mkdir(parents=True)
     module = library / "probe" / "__init__.py"
     module.write_text("VALUE = 1\n")
-    runtime = route(tmp_path, REPORT.replace("import json, os, sys", "import json, os, sys, probe"))
+    body = REPORT.replace("import json, os, sys", "import json, os, sys, probe")
+    runtime = runtime_with(tmp_path, body)
     runtime["workers"]["custom"]["pythonpath"] = [str(library)]
     hosts = AttemptHosts(cache_dir=None)
     try:
@@ -219,7 +202,7 @@ logging.getLogger().warning("kept until shutdown")
     )
     hosts = AttemptHosts(cache_dir=None)
     try:
-        attempt(tmp_path, route(tmp_path, body), hosts=hosts)
+        attempt(tmp_path, runtime_with(tmp_path, body), hosts=hosts)
     finally:
         hosts.close()
     assert log.read_text() == "kept until shutdown\n"
@@ -244,7 +227,7 @@ def children_of(pid: int) -> list[int]:
 
 
 def test_a_host_started_early_serves_the_first_attempt(tmp_path):
-    runtime = route(tmp_path, REPORT)
+    runtime = runtime_with(tmp_path, REPORT)
     hosts = AttemptHosts(cache_dir=None)
     try:
         before = set(host_children())
@@ -262,7 +245,7 @@ def test_a_host_started_early_serves_the_first_attempt(tmp_path):
 
 
 def test_a_file_changed_after_the_early_start_means_a_fresh_interpreter(tmp_path):
-    runtime = route(tmp_path, REPORT)
+    runtime = runtime_with(tmp_path, REPORT)
     hosts = AttemptHosts(cache_dir=None)
     try:
         start_hosts(hosts=hosts, tasks=[TASK], runtime=runtime)

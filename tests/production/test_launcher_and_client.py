@@ -29,8 +29,10 @@ TASK = Task(
 )  # fmt: skip
 
 
-def runtime_with(tmp_path: Path, body: str, *, timeout: float = 30) -> dict:
-    script = tmp_path / "worker.py"
+def runtime_with(
+    tmp_path: Path, body: str, *, timeout: float = 60, name: str = "worker.py"
+) -> dict:
+    script = tmp_path / name
     script.write_text(textwrap.dedent(body))
     return {
         "worker_timeout": timeout,
