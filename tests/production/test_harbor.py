@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -191,7 +192,10 @@ def provision(tooling, tmp_path: Path, manifest: Path, digest: str, **kwargs):
         logs_dir=tmp_path / "agent", package_dir=str(tmp_path / "uploads"),
         install=kwargs.pop("install", private_dpkg(root)), check=f"{root}/usr/bin/tmux -V",
     )  # fmt: skip
-    return asyncio.run(run)
+    # The suite's browser tests keep a Playwright session whose event loop runs on this thread;
+    # the coroutine gets a loop of its own on another thread, as in Harbor's own process.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(asyncio.run, run).result()
 
 
 @pytest.mark.slow
