@@ -1,11 +1,11 @@
 """Files of a run directory as evidence: the pure half of evidence intake (no Django), shared by
 publication and by ``make_review``, which runs without an Atlas database.
 
-The one home of run-relative path safety (a cited path must stay inside the run directory whatever
-way it could escape — ``..``, absolute paths, symbolic links, hard links to files elsewhere, other
-file systems mounted inside, FIFOs and devices) and of the size and UTF-8 limits with their
-messages. Callers pass the exception class their refusal is reported with. The database half
-(stored-artifact conflicts, bulk writes) is ``reviews.evidence_intake``.
+What a run file is — a cited path must stay inside the run directory whatever way it could escape
+(``..``, absolute paths, symbolic links, hard links to files elsewhere, other file systems mounted
+inside, FIFOs and devices; the path rules are ``reviews.path_safety``'s) — and the size and UTF-8
+limits with their messages. Callers pass the exception class their refusal is reported with. The
+database half (stored-artifact conflicts, bulk writes) is ``reviews.evidence_intake``.
 """
 
 from __future__ import annotations
@@ -13,13 +13,13 @@ from __future__ import annotations
 import functools
 import hashlib
 import os
-import posixpath
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from atlas.json_values import printable, storable_text
+from reviews.path_safety import relative_form, resolved
 
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 
@@ -61,15 +61,11 @@ def conflicting(*, path: str) -> str:
 
 
 def normalized_relative(path: str) -> str | None:
-    """The POSIX-normalised relative form of a cited path; None when absolute or escaping, or
-    when it holds a NUL or a lone surrogate (no file name the run can archive: the operating
-    system refused such a path with ValueError or UnicodeEncodeError, not a refusal)."""
-    if not isinstance(path, str) or not path or path.startswith("/") or "\\" in path:
-        return None
-    if not storable_text(path):
-        return None
-    normalized = posixpath.normpath(path)
-    if normalized == "." or normalized == ".." or normalized.startswith("../"):
+    """The POSIX-normalised relative form of a cited path (``reviews.path_safety.relative_form``);
+    None when it is not one, names the run itself, or holds a lone surrogate (no file name the
+    run can archive or the database store)."""
+    normalized = relative_form(path)
+    if normalized is None or normalized == "." or not storable_text(normalized):
         return None
     return normalized
 
@@ -84,13 +80,10 @@ class RunDirectory:
     """
 
     def __init__(self, root: Path) -> None:
-        self.root = Path(os.path.realpath(root))
+        self.root = Path(root).resolve()
         self.device = os.stat(self.root).st_dev
-        # Containment as a string prefix: thousands of pathlib objects per run cost more than the
-        # file system calls themselves.
-        self._root_text = str(self.root)
-        self._folders: dict[str, str] = {"": self._root_text}
-        self._root_prefix = os.path.join(self._root_text, "")
+        # Per run-relative folder: its resolved path as text, and whether that lies inside.
+        self._folders: dict[str, tuple[str, bool]] = {"": (str(self.root), True)}
 
     def resolve(self, relative: str) -> Path | None:
         """The contained regular file ``relative`` names, else None."""
@@ -125,40 +118,54 @@ class RunDirectory:
             os.close(descriptor)
 
     def _located(self, relative: str) -> tuple[str, os.stat_result] | None:
-        """The resolved path and status of the contained regular file ``relative`` names."""
+        """The resolved path and status of the contained regular file ``relative`` names.
+
+        Containment is decided by ``Path.is_relative_to`` once per folder and for each file that
+        is a link; a file that is not lies where its folder does (the path is joined as text:
+        thousands of pathlib objects per run cost more than the file system calls themselves)."""
         folder, _, name = relative.rpartition("/")
-        candidate = os.path.join(self._resolved_folder(folder), name)
+        folder_text, inside = self._resolved_folder(folder)
+        candidate = os.path.join(folder_text, name)
         try:
             info = os.lstat(candidate)
             if stat.S_ISLNK(info.st_mode):
-                candidate = os.path.realpath(candidate)
+                target = Path(candidate).resolve()
+                inside = target.is_relative_to(self.root)
+                candidate = str(target)
                 info = os.stat(candidate)
-        except OSError:
+        except (OSError, ValueError):
             return None
-        if not self._inside(candidate) or not self._contained_status(info):
+        if not inside or not self._contained_status(info):
             return None
         return candidate, info
 
-    def _resolved_folder(self, folder: str) -> str:
-        """``realpath`` of a run-relative folder, from its nearest resolved ancestor down with one
-        lstat per folder: resolving each of a run's thousands of execution folders from the file
-        system root was most of the cost of reading their two files each."""
-        resolved = self._folders.get(folder)
+    def _resolved_folder(self, folder: str) -> tuple[str, bool]:
+        """``Path.resolve()`` of a run-relative folder and whether it lies inside the run, from
+        its nearest resolved ancestor down with one lstat per folder: resolving each of a run's
+        thousands of execution folders from the file system root was most of the cost of
+        reading their two files each."""
+        known = self._folders.get(folder)
         unresolved = []
-        while resolved is None:
+        while known is None:
             unresolved.append(folder)
             folder = folder.rpartition("/")[0]
-            resolved = self._folders.get(folder)  # "" (the root) is always there
+            known = self._folders.get(folder)  # "" (the root) is always there
         for child in reversed(unresolved):
-            candidate = os.path.join(resolved, child.rpartition("/")[2])
-            resolved = os.path.realpath(candidate) if os.path.islink(candidate) else candidate
-            self._folders[child] = resolved
-        return resolved
+            parent, inside = known
+            candidate = os.path.join(parent, child.rpartition("/")[2])
+            if os.path.islink(candidate):
+                target = Path(candidate).resolve()
+                candidate, inside = str(target), target.is_relative_to(self.root)
+            elif not inside:  # out through a link and back in below it: the run itself
+                inside = Path(candidate).is_relative_to(self.root)
+            known = self._folders[child] = (candidate, inside)
+        return known
 
-    def _inside(self, resolved: str) -> bool:
-        return resolved == self._root_text or resolved.startswith(self._root_prefix)
-
-    def is_contained_file(self, target: Path | str) -> bool:
+    def _contained_file(self, path: Path) -> bool:
+        """Whether ``path``, links followed, is a contained regular file."""
+        target = resolved(path)
+        if target is None or not target.is_relative_to(self.root):
+            return False
         try:
             info = os.stat(target)
         except OSError:
@@ -174,8 +181,8 @@ class RunDirectory:
         normalized = normalized_relative(relative)
         if normalized is None:
             return None
-        target = Path(os.path.realpath(self.root / normalized))
-        return target if target.is_relative_to(self.root) else None
+        target = resolved(self.root / normalized)
+        return target if target is not None and target.is_relative_to(self.root) else None
 
     def files_under(self, target: Path) -> tuple[list[Path], list[str]]:
         """(contained regular files at or below ``target``, run-relative paths of entries that
@@ -189,8 +196,7 @@ class RunDirectory:
                 candidates.extend(Path(folder) / name for name in sorted(names))
         found, refused = [], []
         for path in candidates:
-            resolved = Path(os.path.realpath(path))
-            if resolved.is_relative_to(self.root) and self.is_contained_file(resolved):
+            if self._contained_file(path):
                 found.append(path)
             else:
                 refused.append(printable(os.path.relpath(path, self.root).replace(os.sep, "/")))
