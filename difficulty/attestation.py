@@ -6,6 +6,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from reviews.path_safety import resolved
+
 ATTESTATION_PATH = "publication-execution-implementation-attestation.json"
 INCONSISTENT = "Execution implementation attestation is inconsistent"
 CHANGED_WITHOUT_VALIDATION = (
@@ -74,12 +76,14 @@ def _validation_published(*, document: dict[str, Any], run_dir: Path) -> bool:
             continue
         if not isinstance(path, str) or not path:
             return False
+        target = resolved(root / path)
+        if target is None or not target.is_relative_to(root):
+            return False
         try:
-            target = (root / path).resolve()
-            if not target.is_relative_to(root) or not target.is_file():
+            if not target.is_file():
                 return False
         except (OSError, ValueError):
-            # A path the system cannot name (a NUL, a lone surrogate, a name too long) names no
+            # A path the system cannot name (a lone surrogate, a name too long) names no
             # published evidence; it raised instead of refusing.
             return False
     return True

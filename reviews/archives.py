@@ -6,7 +6,6 @@ refused, and the declared and the actually decompressed size are both bounded.
 
 from __future__ import annotations
 
-import posixpath
 import stat
 import struct
 import tarfile
@@ -22,6 +21,7 @@ from django.conf import settings
 
 from atlas.json_values import printable
 from reviews.evidence_set import COLLECTION_FILE
+from reviews.path_safety import relative_form, resolves_inside
 
 DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_EXTRACTED_BYTES = 4 * DEFAULT_MAX_PUBLICATION_BYTES
@@ -124,18 +124,6 @@ def run_root(destination: Path) -> Path:
     return destination
 
 
-def safe_relative(name: str) -> str | None:
-    """The normalised relative path of an entry name, or None when it is absolute or escapes."""
-    if not name or name.startswith(("/", "\\")) or "\\" in name or "\x00" in name:
-        return None
-    if len(name) > 1 and name[1] == ":":
-        return None
-    if ".." in name.split("/"):
-        return None
-    normalized = posixpath.normpath(name)
-    return None if normalized.startswith("../") or normalized == ".." else normalized
-
-
 def _unsafe(name: str) -> ArchiveRejected:
     # A member name that is not UTF-8 is read with lone surrogates for its bytes: printed as it
     # is, the job's error could not be stored (the worker raised, the job stayed running).
@@ -149,7 +137,7 @@ def _tar_entries(archive: Path) -> Iterator:
         entries = []
         by_name = {}
         for member in members:
-            relative = safe_relative(member.name)
+            relative = relative_form(member.name)
             if relative is None or not (member.isfile() or member.isdir()):
                 raise _unsafe(member.name)
             entries.append(_Entry(member.name, relative, member.isdir(), member.size))
@@ -169,7 +157,7 @@ def _zip_entries(archive: Path) -> Iterator:
     with zipfile.ZipFile(archive) as bundle:
         entries = []
         for info in bundle.infolist():
-            relative = safe_relative(info.filename)
+            relative = relative_form(info.filename)
             mode = info.external_attr >> 16
             file_type = stat.S_IFMT(mode)
             special = file_type not in (0, stat.S_IFREG, stat.S_IFDIR)
@@ -192,8 +180,8 @@ def _extract(entries: list[_Entry], open_entry, destination: Path, limit: int) -
     budget = limit
     root = destination.resolve()
     for entry in entries:
-        target = (root / entry.relative).resolve()
-        if not target.is_relative_to(root):
+        target = root / entry.relative
+        if not resolves_inside(target, root):
             raise _unsafe(entry.name)
         if entry.is_dir or entry.relative == ".":
             target.mkdir(parents=True, exist_ok=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from reviews.path_safety import resolves_inside
 from reviews.production.errors import ReviewProductionError
 
 PARQUET_BATCH_ROWS = 1024
@@ -60,8 +61,9 @@ class Task:
 
 @dataclass(frozen=True)
 class Confinement:
-    """The dataset's folder (issue 21 §1): every path a row or manifest names, and every file of
-    a task folder, must resolve (links followed) inside it and be a regular file or folder — a
+    """The dataset's folder: every path a row or manifest names, and every file of a task
+    folder, must resolve (links followed) inside it (``reviews.path_safety.resolves_inside``)
+    and be a regular file or folder — a
     row naming ``/home/me/.ssh`` or a link to ``/dev/zero`` is refused, never copied into a run
     or sent to a model endpoint.
 
@@ -73,7 +75,7 @@ class Confinement:
 
     @classmethod
     def of(cls, folder: Path) -> Confinement:
-        resolved = Path(os.path.realpath(folder))
+        resolved = Path(folder).resolve()
         roots = [resolved]
         for parent in (resolved, *resolved.parents):
             if parent.parent.name == "snapshots" and parent.parent.parent.name.startswith(
@@ -86,8 +88,7 @@ class Confinement:
         return cls(folder=Path(os.path.abspath(folder)), roots=tuple(roots))
 
     def inside(self, path: str | Path) -> bool:
-        resolved = Path(os.path.realpath(path))
-        return any(resolved == root or root in resolved.parents for root in self.roots)
+        return any(resolves_inside(path, root) for root in self.roots)
 
     def named_path(self, value: Any, *, base: Path, what: str, kind: str) -> str:
         """A path a row names, resolved against ``base``: inside the dataset's folder and of
