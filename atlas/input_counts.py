@@ -5,8 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 from typing import BinaryIO
 
-import pyarrow.parquet as pq
-
 
 class InputCountError(Exception):
     """A precondition failed; the message names the file and what is wrong."""
@@ -27,15 +25,8 @@ def count_parquet_rows(*, snapshot: Path, revision: str, files: str) -> dict[str
     if not matches:
         raise InputCountError(f"No parquet inputs match {files}")
     relative = [path.relative_to(snapshot).as_posix() for path in matches]
-    metadata_root = snapshot / ".cache" / "huggingface" / "download"
     for name in relative:
-        metadata = metadata_root / f"{name}.metadata"
-        if not metadata.is_file():
-            raise InputCountError(f"{name}: download metadata not found")
-        lines = metadata.read_text(encoding="utf-8").splitlines()
-        found = lines[0].strip() if lines else ""
-        if found != revision:
-            raise InputCountError(f"{name}: expected revision {revision}, found {found}")
+        check_download_revision(snapshot=snapshot, name=name, revision=revision)
     counts = {}
     for name, path in zip(relative, matches, strict=True):
         try:
@@ -46,6 +37,17 @@ def count_parquet_rows(*, snapshot: Path, revision: str, files: str) -> dict[str
     return dict(sorted(counts.items()))
 
 
+def check_download_revision(*, snapshot: Path, name: str, revision: str) -> None:
+    """The snapshot's Hugging Face download record of file ``name`` names ``revision``."""
+    metadata = snapshot / ".cache" / "huggingface" / "download" / f"{name}.metadata"
+    if not metadata.is_file():
+        raise InputCountError(f"{name}: download metadata not found")
+    lines = metadata.read_text(encoding="utf-8").splitlines()
+    found = lines[0].strip() if lines else ""
+    if found != revision:
+        raise InputCountError(f"{name}: expected revision {revision}, found {found}")
+
+
 def _open_input(path: Path) -> BinaryIO:
     return open(path, "rb")
 
@@ -53,4 +55,6 @@ def _open_input(path: Path) -> BinaryIO:
 def footer_row_count(stream: BinaryIO) -> int:
     """Rows of a parquet file according to its footer; pyarrow reads the trailing magic, the footer
     length and the FileMetaData only (no column chunk or data page)."""
+    import pyarrow.parquet as pq  # here: make_review imports the revision check without it
+
     return pq.read_metadata(stream).num_rows

@@ -22,6 +22,8 @@ _COMPILED = re.compile(PATTERN)
 
 
 _DOT_SEGMENTS = frozenset({".", ".."})
+# The refusal of a publication (review or difficulty) whose id names no listed source.
+ABSENT_OR_INACTIVE = "Atlas source is absent or inactive"
 
 
 def is_valid(value: Any) -> bool:

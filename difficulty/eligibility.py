@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-INACTIVE = "Atlas source is absent or inactive"
+from atlas.source_ids import ABSENT_OR_INACTIVE
+
+INACTIVE = ABSENT_OR_INACTIVE
 OPEN_DEFECT = (
     "Open verifier defects withhold difficulty; resolve them and publish a new Good rating first"
 )

@@ -17,7 +17,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from atlas.permissions import PUBLISH_REVIEWS
-from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes
+from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes, too_large
 from reviews.links import review_page_url
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import bind_grading_review
@@ -57,9 +57,7 @@ class PublishArchiveForm(forms.Form):
         except ArchiveRejected as exc:
             raise forms.ValidationError(str(exc)) from exc
         if archive.size > max_publication_bytes():
-            raise forms.ValidationError(
-                f"Publication archive exceeds {max_publication_bytes()} bytes"
-            )
+            raise forms.ValidationError(too_large())
         return archive
 
 

@@ -31,8 +31,9 @@ from rest_framework.views import APIView
 from atlas.authentication import LockingTokenAuthentication
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
 from reviews import selectors
-from reviews.archives import max_publication_bytes
+from reviews.archives import max_publication_bytes, too_large
 from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
+from reviews.links import ARTIFACT_NOT_FOUND, REVIEW_NOT_FOUND
 from reviews.models import ReviewPublication, VerifierIssue
 from reviews.publication_jobs import enqueue_publication, expire_stale_publications
 from reviews.serializers import (
@@ -53,7 +54,7 @@ CanPublishReviews = permission_for_writes(
 
 def _too_large() -> Response:
     return Response(
-        {"detail": f"Publication archive exceeds {max_publication_bytes()} bytes"},
+        {"detail": too_large()},
         status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
     )
 
@@ -187,7 +188,7 @@ class ReviewDetailView(APIView):
     def get(self, request: Request, review_id: str) -> Response:
         bundle = selectors.review_bundle(review_id=review_id)
         if bundle is None:
-            return Response({"detail": "Review not found"}, status=404)
+            return Response({"detail": REVIEW_NOT_FOUND}, status=404)
         return Response(ReviewDetailSerializer(bundle, context={"request": request}).data)
 
 
@@ -213,7 +214,7 @@ class ReviewArtifactView(APIView):
                 return _with_cache_headers(HttpResponseNotModified(), path=path, sha256=sha256)
         found = selectors.artifact(review_id=review_id, path=path)
         if found is None:
-            return Response({"detail": "Artifact not found"}, status=404)
+            return Response({"detail": ARTIFACT_NOT_FOUND}, status=404)
         response = HttpResponse(found.content, content_type="text/plain; charset=utf-8")
         return _with_cache_headers(response, path=path, sha256=found.sha256)
 

@@ -72,12 +72,17 @@ def extraction_budget(archive_bytes: int) -> int:
     return min(max_extracted_bytes(), max(archive_bytes, 1) * max_expansion_ratio())
 
 
+def too_large() -> str:
+    """The refusal of an upload over ``max_publication_bytes`` (worker, API and admin alike)."""
+    return f"Publication archive exceeds {max_publication_bytes()} bytes"
+
+
 def extract_archive(*, archive: Path, name: str, destination: Path) -> Path:
     """Extract ``archive`` into ``destination`` and return the run directory inside it."""
     kind = archive_format(name)
     size = archive.stat().st_size
     if size > max_publication_bytes():
-        raise ArchiveTooLarge(f"Publication archive exceeds {max_publication_bytes()} bytes")
+        raise ArchiveTooLarge(too_large())
     budget = extraction_budget(size)
     opener = _tar_entries if kind == "tar" else _zip_entries
     try:
@@ -87,12 +92,11 @@ def extract_archive(*, archive: Path, name: str, destination: Path) -> Path:
             _extract(entries, open_entry, destination, budget)
     except ArchiveRejected:
         raise
-    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, struct.error) as exc:
-        raise ArchiveRejected(
-            f"Publication archive is not a readable {_kind_name(kind)}: {_reason(exc)}"
-        ) from None
-    except (NotImplementedError, RuntimeError, ValueError) as exc:
+    except (
+        tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, struct.error,
         # Unsupported compression methods, encrypted members, malformed headers.
+        NotImplementedError, RuntimeError, ValueError,
+    ) as exc:  # fmt: skip
         raise ArchiveRejected(
             f"Publication archive is not a readable {_kind_name(kind)}: {_reason(exc)}"
         ) from None

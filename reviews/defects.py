@@ -21,6 +21,7 @@ from atlas.services.display import refresh_display_state
 from atlas.vocabularies import ChangeKind, Quality
 from reviews.defect_invariant import defect_writer
 from reviews.github_issues import is_github_issue_url, not_an_issue
+from reviews.links import REVIEW_NOT_FOUND
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.vocabularies import ReviewKind
 
@@ -54,7 +55,7 @@ def validate_confirmation(
         raise DefectRuleError(not_an_issue(issue_url))
     review = Review.objects.filter(id=review_id).first()
     if review is None:
-        raise DefectRuleError("Review not found")
+        raise DefectRuleError(REVIEW_NOT_FOUND)
     if review.source_id != source.id:
         raise DefectRuleError("The confirming review belongs to another source")
     reviews = _reviews_of(review)

@@ -12,6 +12,9 @@ from django.urls import reverse
 # link or query naming anything else names no review, and reversing it could fail or point
 # elsewhere.
 REVIEW_ID = re.compile(r"[0-9a-f]{64}")
+# What a page, the API and the defect services say when an id or path names nothing stored.
+REVIEW_NOT_FOUND = "Review not found"
+ARTIFACT_NOT_FOUND = "Artifact not found"
 
 
 def is_review_id(value: Any) -> bool:

@@ -19,6 +19,7 @@ from django.db import transaction
 
 from atlas import json_values, timestamps
 from atlas.models import Source
+from atlas.source_ids import ABSENT_OR_INACTIVE
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
 from reviews.collection_checks import CitedFile, CollectionRejected, check_collection
@@ -184,7 +185,7 @@ def _locked_active_source(atlas_id: str) -> Source:
     with transaction.atomic():
         rows = list(Source.objects.active().select_for_update().filter(id=atlas_id))
     if len(rows) != 1:
-        raise PublicationRejected("Atlas source is absent or inactive")
+        raise PublicationRejected(ABSENT_OR_INACTIVE)
     return rows[0]
 
 

@@ -6,7 +6,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
 
 from reviews import selectors
-from reviews.links import artifact_api_url, artifact_page_url, is_review_id, review_page_url
+from reviews.links import (
+    ARTIFACT_NOT_FOUND,
+    REVIEW_NOT_FOUND,
+    artifact_api_url,
+    artifact_page_url,
+    is_review_id,
+    review_page_url,
+)
 from reviews.run_files import normalized_relative
 from reviews.trace_viewers import render_artifact
 
@@ -14,7 +21,7 @@ from reviews.trace_viewers import render_artifact
 def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
     page = selectors.review_page(review_id=review_id)
     if page is None:
-        return _not_found(request, title="Review not found", message="Review not found")
+        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     bundle = page.bundle
     return render(
         request,
@@ -31,12 +38,12 @@ def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
 def artifact_page(request: HttpRequest, review_id: str, path: str) -> HttpResponse:
     review = selectors.review_with_source(review_id=review_id)
     if review is None:
-        return _not_found(request, title="Review not found", message="Review not found")
+        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     found = selectors.artifact(review_id=review.id, path=path)
     if found is None:
         return _not_found(
             request,
-            title="Artifact not found",
+            title=ARTIFACT_NOT_FOUND,
             message="This artifact is not part of the saved review.",
             back_url=review_page_url(review.id),
         )
@@ -62,7 +69,7 @@ def legacy_review_link(request: HttpRequest) -> HttpResponse:
     # Anyone writes these links: only a review id and a stored artifact's (normalised) path can
     # name a page, anything else is no review rather than a redirect elsewhere or a 500.
     if not is_review_id(review_id) or (artifact and normalized_relative(artifact) != artifact):
-        return _not_found(request, title="Review not found", message="Review not found")
+        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     target = artifact_page_url(review_id, artifact) if artifact else review_page_url(review_id)
     return HttpResponsePermanentRedirect(target)
 

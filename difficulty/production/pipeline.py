@@ -43,6 +43,7 @@ from difficulty.production.resume import check_or_record_identity
 from difficulty.registry import ROLE_SIZES, Protocol, get_registry
 from difficulty.reports import CONTEXT_PATH, REPORT_PATH
 from reviews.production.concurrency import run_concurrently
+from reviews.production.errors import CHECKOUT_REQUIRED, require_positive
 from reviews.production.grading import grading_identity
 from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import round_trip, sha256_file
@@ -106,10 +107,7 @@ def make_difficulty(
     *, options: DifficultyOptions, stderr: TextIO | None = None
 ) -> DifficultyResult:
     """Produce (or resume) a difficulty run directory; raises ``DifficultyProductionError``."""
-    if options.n <= 0:
-        raise UsageError("n must be positive")
-    if options.jobs <= 0:
-        raise UsageError("jobs must be positive")
+    require_positive(n=options.n, jobs=options.jobs)
     protocol = measurement_protocol(protocol_id=options.protocol)
     followup = options.followup
     config = load_difficulty_config(
@@ -126,7 +124,7 @@ def make_difficulty(
         )
     collection = current_review_collection(source=config.source, row=row)
     if not config.runtime.get("marinskyrl_checkout"):
-        raise DifficultyProductionError("runtime.marinskyrl_checkout is required")
+        raise DifficultyProductionError(CHECKOUT_REQUIRED)
     sample = load_sample(source=config.source, n=options.n, seed=options.seed)
     # Attempts fork from a warm host per route that compiled into the native bytecode cache
     # (as make_review's do); closing the hosts ends every process they started. The hosts

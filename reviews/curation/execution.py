@@ -20,7 +20,7 @@ from reviews.curation.errors import CurationRefused
 from reviews.curation.replay import REPLAY_MODEL, ReplayServer
 from reviews.curation.saved_runs import SavedAttempt
 from reviews.production.config import read_config_document, resolve_runtime
-from reviews.production.errors import ReviewProductionError
+from reviews.production.errors import CHECKOUT_REQUIRED, ReviewProductionError
 from reviews.production.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
 from reviews.production.launcher import GRACE_SECONDS, Interrupted, run_attempt
@@ -65,7 +65,7 @@ def check_checkout(*, runtime: dict[str, Any], expected: dict[str, Any], purpose
     tree, dirtiness) — the code that ran is the code that runs again."""
     checkout = runtime.get("marinskyrl_checkout")
     if not checkout:
-        raise CurationRefused("runtime.marinskyrl_checkout is required to run native workers")
+        raise CurationRefused(CHECKOUT_REQUIRED)
     identity = checkout_identity(checkout=Path(checkout), trees=MARINSKYRL_TREES)
     if identity["commit"] != expected["commit"]:
         raise CurationRefused(

@@ -110,18 +110,15 @@ def synthesise_source(
         )
     inspected = _inspected_commit(options, config.runtime)
     listed = _pool_listing(options) if not options.pool else []
+    nothing = f"The review pool of {options.atlas_id} holds no review to synthesise"
     if not options.pool and not listed:
-        raise CurationRefused(
-            f"The review pool of {options.atlas_id} holds no review to synthesise"
-        )
+        raise CurationRefused(nothing)
     output = new_output(options.output)
     try:
         pool = _gather(options=options, listed=listed, output=output)
         usable = [p for p in pool if _usable(p, current=current)]
         if not usable:
-            raise CurationRefused(
-                f"The review pool of {options.atlas_id} holds no review to synthesise"
-            )
+            raise CurationRefused(nothing)
     except BaseException:
         import shutil
 

@@ -10,6 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
+from atlas import input_counts
 from reviews.production.errors import ReviewProductionError
 from reviews.production.rundir import RUN_FILE, read_json, write_json_file
 
@@ -107,14 +108,11 @@ def _captured(run_dir: Path, checkout: Path) -> list[dict[str, Any]]:
 
 
 def check_download_revision(*, snapshot: Path, name: str, revision: str) -> None:
-    """The snapshot's Hugging Face download record names ``revision`` (as ``count_inputs``)."""
-    metadata = snapshot / ".cache" / "huggingface" / "download" / f"{name}.metadata"
-    if not metadata.is_file():
-        raise ReviewProductionError(f"{name}: download metadata not found")
-    lines = metadata.read_text(encoding="utf-8").splitlines()
-    found = lines[0].strip() if lines else ""
-    if found != revision:
-        raise ReviewProductionError(f"{name}: expected revision {revision}, found {found}")
+    """The snapshot's Hugging Face download record names ``revision`` (``count_inputs``' rule)."""
+    try:
+        input_counts.check_download_revision(snapshot=snapshot, name=name, revision=revision)
+    except input_counts.InputCountError as exc:
+        raise ReviewProductionError(str(exc)) from None
 
 
 def attest_dataset_revision(

@@ -9,3 +9,15 @@ class ReviewProductionError(Exception):
 
 class UsageError(ReviewProductionError):
     """A command-line argument is invalid (e.g. ``n must be positive``)."""
+
+
+# A native worker runs from the configured MarinSkyRL checkout; without one nothing can run.
+CHECKOUT_REQUIRED = "runtime.marinskyrl_checkout is required to run native workers"
+
+
+def require_positive(**arguments: int) -> None:
+    """Refuse the first command-line count that is not positive (``n``, ``jobs``, …), named as
+    the option is (``max_evidence_bytes`` as ``max-evidence-bytes``)."""
+    for name, value in arguments.items():
+        if value <= 0:
+            raise UsageError(f"{name.replace('_', '-')} must be positive")

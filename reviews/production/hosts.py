@@ -47,6 +47,7 @@ GYM_WARM_MODULES = (
     "http.server",
 )
 STARTUP_SECONDS = 600.0
+HOST_STOPPED = "The native attempt host has stopped"
 # The native environments' bytecode cache: this variable, else the user's cache folder.
 BYTECODE_CACHE_ENV = "ATLAS_NATIVE_BYTECODE_CACHE"
 
@@ -185,10 +186,10 @@ class HostProcess:
                 self.process.stdin.flush()
             except OSError:
                 self._attempts.pop(request_id, None)
-                raise ReviewProductionError("The native attempt host has stopped") from None
+                raise ReviewProductionError(HOST_STOPPED) from None
         attempt._started.wait()
         if attempt.pid == 0:
-            raise ReviewProductionError("The native attempt host has stopped")
+            raise ReviewProductionError(HOST_STOPPED)
         return attempt
 
     def close(self) -> None:

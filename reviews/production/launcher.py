@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.concurrency import tracked_group
-from reviews.production.errors import ReviewProductionError
+from reviews.production.errors import CHECKOUT_REQUIRED, ReviewProductionError
 from reviews.production.hosts import GYM_WARM_MODULES, AttemptHosts, HostSpec, hosted
 from reviews.production.rundir import task_folder, write_json_file
 from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
@@ -55,6 +55,8 @@ class SolverUnavailable(ReviewProductionError):
 # The worker's exit status for "solver unavailable" (worker_support.SOLVER_UNAVAILABLE_EXIT).
 SOLVER_UNAVAILABLE_EXIT = 75
 SOLVER_UNAVAILABLE_FILE = "solver-unavailable.json"
+# How every attempt that did not finish ends its message: the task stays for ``--resume``.
+RESUME_RETRIES = "Resume retries this unfinished task."
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
         )
     checkout = runtime.get("marinskyrl_checkout")
     if route in (GYM_ROUTE, HARBOR_ROUTE) and not checkout:
-        raise ReviewProductionError("runtime.marinskyrl_checkout is required for native workers")
+        raise ReviewProductionError(CHECKOUT_REQUIRED)
     gym_paths = (f"{checkout}/skyrl-gym", f"{checkout}/skyrl-train", str(checkout))
     if route == GYM_ROUTE:
         if not runtime.get("gym_python"):
@@ -173,16 +175,13 @@ def run_attempt(
     attempt_file = execution / "attempt.json"
     if returncode == SOLVER_UNAVAILABLE_EXIT:
         raise SolverUnavailable(_unavailable_message(execution=execution, run_dir=run_dir))
+    failed = f"Native worker failed; inspect {stderr_path}. {RESUME_RETRIES}"
     if returncode != 0 or not attempt_file.is_file():
-        raise ReviewProductionError(
-            f"Native worker failed; inspect {stderr_path}. Resume retries this unfinished task."
-        )
+        raise ReviewProductionError(failed)
     try:
         attempt = json.loads(attempt_file.read_text(encoding="utf-8"))
     except ValueError:
-        raise ReviewProductionError(
-            f"Native worker failed; inspect {stderr_path}. Resume retries this unfinished task."
-        ) from None
+        raise ReviewProductionError(failed) from None
     attempt["execution_path"] = execution.relative_to(run_dir).as_posix()
     write_json_file(attempt_file, attempt)
     # Written last: its existence marks the task's attempt as done (§6.2.4).
@@ -196,10 +195,7 @@ def _unavailable_message(*, execution: Path, run_dir: Path) -> str:
     except (OSError, ValueError, KeyError, TypeError):
         reason = "no reason recorded"
     where = execution.relative_to(run_dir).as_posix()
-    return (
-        f"Solver unavailable ({reason}); {where} is not a finished attempt. "
-        "Resume retries this unfinished task."
-    )
+    return f"Solver unavailable ({reason}); {where} is not a finished attempt. {RESUME_RETRIES}"
 
 
 def _wait(
@@ -238,8 +234,7 @@ def _wait(
         raise Interrupted()
     if reason == ["timeout"]:
         raise WorkerTimeout(
-            f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. "
-            "Resume retries this unfinished task.",
+            f"Native worker timed out after {timeout:g} s; inspect {stderr_path}. {RESUME_RETRIES}",
             execution=stderr_path.parent,
         )
     return returncode

@@ -28,7 +28,11 @@ from reviews.collection_checks import (
 from reviews.production import records
 from reviews.production.concurrency import INTERRUPTED, interruptible, run_concurrently
 from reviews.production.config import ReviewConfig, load_config, resumable_view
-from reviews.production.errors import ReviewProductionError, UsageError
+from reviews.production.errors import (
+    CHECKOUT_REQUIRED,
+    ReviewProductionError,
+    require_positive,
+)
 from reviews.production.evidence import evidence_bundle
 from reviews.production.grading import (
     check_task_verifyit,
@@ -135,12 +139,7 @@ class TaskOutcome:
 
 def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResult:
     """Produce (or resume) a run directory; raises ``ReviewProductionError`` with the reason."""
-    if options.n <= 0:
-        raise UsageError("n must be positive")
-    if options.jobs <= 0:
-        raise UsageError("jobs must be positive")
-    if options.max_evidence_bytes <= 0:
-        raise UsageError("max-evidence-bytes must be positive")
+    require_positive(n=options.n, jobs=options.jobs, max_evidence_bytes=options.max_evidence_bytes)
     config = load_config(path=options.config)
     if config.source.get("revision") is None:
         # Before any work: a run without it cannot say which dataset commit it reviewed.
@@ -275,7 +274,7 @@ class _Run:
     def _identity(self, sample: Sample) -> dict[str, Any]:
         checkout = self.runtime.get("marinskyrl_checkout")
         if not checkout:
-            raise ReviewProductionError("runtime.marinskyrl_checkout is required")
+            raise ReviewProductionError(CHECKOUT_REQUIRED)
         tasks_path = Path(self.source["tasks_path"])
         selected: dict[str, str] = {}
         packed: dict[str, str] = {}

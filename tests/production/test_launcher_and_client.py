@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reviews.production.config import STRUCTURED_OUTPUT_KEYS, ModelConfig
-from reviews.production.errors import ReviewProductionError
+from reviews.production.errors import ReviewProductionError, UsageError, require_positive
 from reviews.production.launcher import run_attempt, worker_route
 from reviews.production.model_client import ModelClient, ModelRefused, chat_body
 from reviews.production.tasks import Task
@@ -143,6 +143,24 @@ def test_builtin_routes(tmp_path):
     assert harbor.pythonpath == ("/h/src", "/c/skyrl-gym", "/c/skyrl-train", "/c")
     with pytest.raises(ReviewProductionError, match="No native worker for route other"):
         worker_route(route="other", runtime=runtime)
+    for route in ("skyrl_gym", "harbor"):
+        with pytest.raises(ReviewProductionError) as refused:
+            worker_route(route=route, runtime={**runtime, "marinskyrl_checkout": ""})
+        assert str(refused.value) == (
+            "runtime.marinskyrl_checkout is required to run native workers"
+        )
+
+
+def test_counts_of_the_command_line_are_refused_by_name():
+    require_positive(n=1, jobs=2, max_evidence_bytes=3)
+    for arguments, message in [
+        ({"n": 0, "jobs": 0}, "n must be positive"),
+        ({"n": 1, "jobs": -1}, "jobs must be positive"),
+        ({"max_evidence_bytes": 0}, "max-evidence-bytes must be positive"),
+    ]:
+        with pytest.raises(UsageError) as refused:
+            require_positive(**arguments)
+        assert str(refused.value) == message
 
 
 # --- the model client ---
