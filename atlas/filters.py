@@ -4,9 +4,11 @@ so one query string means the same rows everywhere."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import cast
 from urllib.parse import urlencode
 
 import django_filters
+from django import forms
 from django.db import connection
 from django.db.models import Case, F, IntegerField, Q, QuerySet, Value, When
 from django.db.models.expressions import OrderBy
@@ -78,6 +80,31 @@ def invalid_choice_message(*, values, note: str = "") -> str:
     return f"“%(value)s” is not a valid value. Valid: {valid}.{note}"
 
 
+class ValueField(forms.CharField):
+    """A parameter that takes one of ``values`` (as given: ``normalized_query`` has already
+    rewritten case and older spellings), refused with the ``invalid_choice`` message.
+
+    A plain membership test, not a ``ChoiceField``: a filter set builds its filters' fields per
+    query, and a choice field normalises, and its form copies, every choice each time."""
+
+    def __init__(self, *, values: tuple[str, ...] = (), **kwargs) -> None:
+        self.values = values
+        super().__init__(strip=False, **kwargs)
+
+    def validate(self, value: str) -> None:
+        super().validate(value)
+        if value and value not in self.values:
+            raise forms.ValidationError(
+                self.error_messages["invalid_choice"],
+                code="invalid_choice",
+                params={"value": value},
+            )
+
+
+class ValueFilter(django_filters.CharFilter):
+    field_class = ValueField
+
+
 def choice_filter(
     *,
     choices,
@@ -85,14 +112,19 @@ def choice_filter(
     label: str | None = None,
     listed: tuple[str, ...] | None = None,
     note: str = "",
-) -> django_filters.ChoiceFilter:
-    """A choice filter whose refusal lists ``listed``, else every choice."""
-    values = listed if listed is not None else [value for value, _ in choices if value]
-    return django_filters.ChoiceFilter(
-        choices=choices,
+) -> ValueFilter:
+    """A filter taking the values of ``choices``, whose refusal lists ``listed``, else every
+    choice."""
+    values = tuple(value for value, _ in choices if value)
+    return ValueFilter(
+        values=values,
         method=method,
         label=label,
-        error_messages={"invalid_choice": invalid_choice_message(values=values, note=note)},
+        error_messages={
+            "invalid_choice": invalid_choice_message(
+                values=listed if listed is not None else values, note=note
+            )
+        },
     )
 
 
@@ -217,22 +249,20 @@ class SourceFilterSet(django_filters.FilterSet):
             prefix=prefix,
         )
         self._vocabulary = vocabulary
-        # Origin and family choices matter only to a query that names one: without one, no
+        # Origin and family values matter only to a query that names one: without one, no
         # vocabulary is read (the API's list then costs one query less).
         names_one = bool(self.data.get("origin") or self.data.get("family"))
         known = self.vocabulary if names_one or vocabulary is not None else None
-        families = [(family, family) for family in known.families] if known else []
+        families: tuple[str, ...] = known.families if known else ()
         if known and known.has_unknown_family:
-            families.append((UNKNOWN, FAMILY_UNKNOWN_LABEL))
-        origins = [(name, name) for name in known.origin_names] if known else []
+            families = (*families, UNKNOWN)
+        origins = tuple(known.origin_names) if known else ()
         # The form's fields are its own copies (Django forms copy their declared fields, and
         # their error messages).
-        for name, choices in (("origin", origins), ("family", families)):
-            field = self.form.fields[name]
-            field.choices = choices
-            field.error_messages["invalid_choice"] = invalid_choice_message(
-                values=[value for value, _ in choices]
-            )
+        for name, values in (("origin", origins), ("family", families)):
+            field = cast(ValueField, self.form.fields[name])
+            field.values = values
+            field.error_messages["invalid_choice"] = invalid_choice_message(values=values)
 
     @property
     def vocabulary(self) -> CatalogVocabulary:

@@ -110,6 +110,25 @@ def test_unknown_values_are_errors_naming_the_parameter(catalog):
         assert list(filterset.errors) == [key]
 
 
+def test_a_refused_value_is_named_with_the_values_the_filter_takes(catalog):
+    """Values are matched as given after normalisation (case, older spellings): an origin with
+    a stray space, or a null character, is refused with the list of valid values."""
+    sort = SourceFilterSet({"sort": "-id"})
+    assert not sort.is_valid()
+    assert sort.errors["sort"] == [
+        "“-id” is not a valid value. Valid: name, origin, dataset, rows, turns, type, "
+        "benchmark, family, difficulty, quality, review_date, status. A - prefix sorts "
+        "descending (-rows)."
+    ]
+    for value in (" Task Trove", "Task\x00Trove"):
+        origin = SourceFilterSet({"origin": value})
+        assert not origin.is_valid()
+        assert origin.errors["origin"] == [
+            f"“{value}” is not a valid value. Valid: MarinSkyRL, Task Trove."
+        ]
+    assert SourceFilterSet({"type": " rlvr ", "sort": "-ROWS"}).is_valid()
+
+
 def test_lenient_reading_ignores_unknown_values_only(catalog):
     filterset = lenient_filterset(data={"type": "bogus", "origin": "Task Trove"})
     assert list(filterset.qs.values_list("id", flat=True)) == ["Task Trove:delta"]
