@@ -32,9 +32,9 @@ from benchmarks.report import Row, emit, emit_limit, median_ms
 from benchmarks.sqlite_copy import TABLE, copy_table
 
 FILTER = "type=RLVR&sort=-rows"
-# A family sorted by rows: the shape issue 24 found short of Datasette (the API only).
+# A family sorted by rows: a shape once measured short of Datasette (the API only).
 FAMILY_FILTER = "family=text-to-sql&sort=-rows"
-GOAL_ROWS = (50, 500)  # the page sizes issue 12 sets goals for
+GOAL_ROWS = (50, 500)  # the page sizes the speed goals are set for
 ROWS_FROM = f' FROM "{TABLE}" '
 # The filter options' counts the page's script asks for after the page (atlas.facets): measured
 # on the Atlas server alone, against the page of the same view (no floor: nothing else counts

@@ -8,7 +8,7 @@ Two native routes are measured:
 
 - ``gym``: the real ``skyrl_gym`` gsm8k environment in a MarinSkyRL-shaped checkout. Each attempt is
   a process forked from the run's warm attempt host, which imported the Gym library (and pandas)
-  once. Reported too (issue 20 §5): native CPU per attempt — every worker and host process —
+  once. Reported too: native CPU per attempt — every worker and host process —
   beyond the environment's own verification work (target ≤ 100 ms), and the wall time against
   the ideal (target ≥ 0.5× on a 2-core machine).
 - ``contract``: a standard-library worker speaking the same worker contract (one solver call, a
@@ -17,7 +17,7 @@ Two native routes are measured:
 Run: ``DJANGO_SETTINGS_MODULE=atlas.settings_test .venv/bin/python benchmarks/make_review.py``
 (no database is used).
 
-The gym route also reports its judge prompts (issue 25 §6): prompt tokens per judge call (median,
+The gym route also reports its judge prompts: prompt tokens per judge call (median,
 max) and the share of them a prefix cache can reuse across the three judges of a task and from the
 previous task, without a known context and with an 8,192-token one.
 """
@@ -292,7 +292,7 @@ def native_figures(*, run_dir: Path, cpu: float, n: int) -> dict:
 
 
 def emit_native_rows(*, report: dict, route: str) -> None:
-    """Issue 20 §5: native CPU per attempt beyond the environment's own work (≤ 100 ms) and,
+    """Native CPU per attempt beyond the environment's own work (≤ 100 ms) and,
     for the Gym route, throughput against the ideal at the native goal (≥ 0.5× on 2 cores)."""
     emit_limit(benchmark="make_review", figure=f"native CPU per attempt beyond the environment, "
                f"{route}", value=report["native_cpu_beyond_environment_ms"], unit="ms",

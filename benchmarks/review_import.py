@@ -11,8 +11,8 @@ The service time covers everything a publication does in a running worker (the J
 validator is compiled once per process, before timing): reading and parsing the collection, JSON
 Schema validation, hashing every cited file, the row lock, inserting the review and artifacts, the
 curated update and the display-state refresh. The floor, in the same run, reads every stored file,
-hashes it and writes the same rows with one ``COPY`` in one transaction (issue 12: the service at
-≥ 0.5× its throughput). The figure goes to the ``make bench`` table.
+hashes it and writes the same rows with one ``COPY`` in one transaction (the goal: the service
+at ≥ 0.5× its throughput). The figure goes to the ``make bench`` table.
 """
 
 from __future__ import annotations

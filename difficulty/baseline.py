@@ -1,4 +1,4 @@
-"""The reviewer solve baseline derived from a review collection's native task attempts (§15.1).
+"""The reviewer solve baseline derived from a review collection's native task attempts.
 
 The review page derives it when ``difficulty/context.json`` records none, and ``make_difficulty``
 records it from the source's current review: both count here, so they cannot disagree.

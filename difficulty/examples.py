@@ -1,4 +1,4 @@
-"""The example reviews of ``make demo``, made by the shipped tools (issue 23 §6).
+"""The example reviews of ``make demo``, made by the shipped tools.
 
 Nothing here writes a collection or a report by hand. A MarinSkyRL-shaped checkout is built from
 the installed ``skyrl_gym`` (``reviews.examples.marinskyrl``) with a real, deliberate verifier

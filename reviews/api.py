@@ -153,8 +153,8 @@ class ListPagination(PageNumberPagination):
 
 
 class SourcePoolView(ListAPIView):
-    """A source's review pool: every published collection of it, current or not (reviews.md
-    §15.1), newest judgment first — what the curators' tools read to synthesise a source."""
+    """A source's review pool: every published collection of it, current or not, newest judgment
+    first — what the curators' tools read to synthesise a source."""
 
     permission_classes = [AllowAny]
     authentication_classes: list = []

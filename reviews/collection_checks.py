@@ -1,4 +1,4 @@
-"""The database-free checks of a review collection (reviews.md §5 steps 2–6).
+"""The database-free checks of a review collection (publication steps 2–6).
 
 One code path for two callers: publication (``reviews.validation``) runs these before the checks
 against the Atlas source, and production (``reviews.production``, review-production.md §11) runs
@@ -28,7 +28,7 @@ SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "quality-review.schem
 
 
 class CollectionRejected(Exception):
-    """The collection breaks one of §5 steps 2–6; the message is the exact §5 text."""
+    """The collection breaks one of publication steps 2–6; the message says which rule."""
 
 
 @functools.cache

@@ -1,4 +1,4 @@
-"""What a GitHub issue URL is (defects.md §3.2): the one rule, free of Django, so the Atlas's
+"""What a GitHub issue URL is: the one rule, free of Django, so the Atlas's
 defect services and the curators' tools (``reviews.curation``) refuse the same URLs."""
 
 from __future__ import annotations

@@ -68,7 +68,7 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     raw, collection = _load_collection(run_dir)
     files_in_run = RunDirectory(run_dir)
     try:
-        # §5 steps 2–6: the same checks make_review runs before it writes a collection.
+        # Steps 2–6: the same checks make_review runs before it writes a collection.
         cited = check_collection(
             collection=collection, run_dir=run_dir, max_file_bytes=max_artifact_bytes()
         )

@@ -171,8 +171,7 @@ def _atlas() -> str:
 def resolution_commands(files: SourceFiles, issue_urls: list[str]) -> tuple[str, ...]:
     """A fresh review at the repaired checkout; per open defect, the fix validated against the
     saved failing inputs beside it, the resolution collection published and the defect resolved
-    with it; then the last one published again, now uncapped, which is how Good returns
-    (defects.md §7)."""
+    with it; then the last one published again, now uncapped, which is how Good returns."""
     review = files.run("fix-review")
     commands: list[str] = [_make_review(files, review)]
     output = ""

@@ -4,7 +4,7 @@
 The remote model is the one part of production that tests replace. On top of the core (request
 recording, responders per model, the chat-completions answer shape) this layer answers from a
 queue of scripted replies first, can fail the first k calls with 429/500, and behaves as the real
-servers reviewers run do (issue 25), each behaviour opt-in:
+servers reviewers run do, each behaviour opt-in:
 
 - a context size (``context_tokens``): a prompt plus its ``max_tokens`` over it is refused with
   HTTP 400 and the body of the chosen server (``context_style``: llama-cpp-python, vLLM or

@@ -1,3 +1,3 @@
-"""make_difficulty's production tooling (difficulty.md §3–§4, §16): it needs no Atlas database and
+"""make_difficulty's production tooling: it needs no Atlas database and
 shares make_review's runtime (``reviews.production``) for tasks, sampling, native workers and
 run directories."""

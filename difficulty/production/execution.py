@@ -1,6 +1,6 @@
 """Difficulty execution: the task loader, the worker launcher and the MarinSkyRL code-identity
 check — the three roots whose definitions (with everything they reference and import) the
-execution-implementation attestation (difficulty.md §16) compares between the original run's
+execution-implementation attestation compares between the original run's
 copy of this file and the one executing a resume. Keep them here, in this one file, so that
 edits elsewhere (quality-review code, reports, the command) never read as changed execution.
 """

@@ -1,5 +1,5 @@
 """``--follow-up KIND --changed KEY=VALUE … --reason TEXT``: the one way to measure outside the
-protocol's settings (difficulty.md §7). Each change names a role and what changed —
+protocol's settings. Each change names a role and what changed —
 ``large.max_tokens=32768``, ``hosted.model=org/other`` — and the run records exactly those changes
 and the reason, as follow-up entries (``followups[]``) for the original report's
 ``protocol_followups``. With ``--output <run>/difficulty/followups/<name>`` the entries are filed
@@ -75,7 +75,7 @@ class FollowUp:
         original_report_path: str | None,
     ) -> dict[str, Any]:
         """The follow-up report: its own numbers plus ``followups[]`` entries (one per measured
-        role) in the §7 shape, to append to the original report's ``protocol_followups``."""
+        role) shaped as the report's own, to append to the original's ``protocol_followups``."""
         entries = []
         for model in report["models"]:
             size = model["size"]

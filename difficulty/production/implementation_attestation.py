@@ -1,4 +1,4 @@
-"""Producing the execution-implementation attestation (difficulty.md §16.2); the Atlas checks it
+"""Producing the execution-implementation attestation; the Atlas checks it
 with ``difficulty.attestation`` at publication.
 
 Both scripts are parsed, never imported. From the roots, the closure of referenced module-level
@@ -169,7 +169,7 @@ def attest_execution(
     validation: list[dict[str, str]] | None = None,
     roots: tuple[str, ...] = ROOTS,
 ) -> dict[str, Any]:
-    """The §16.2 document comparing ``original`` with ``executed``."""
+    """The attestation document comparing ``original`` with ``executed``."""
     before = fingerprint_script(path=original, roots=roots)
     after = fingerprint_script(path=executed, roots=roots)
     names = sorted(set(before.definitions) | set(after.definitions))

@@ -32,7 +32,7 @@ COUNTING_RULE = (
 
 
 def task_outcome(*, run_dir: Path, task: Task, attempt: dict[str, Any]) -> dict[str, Any]:
-    """One ``task_outcomes[]`` entry (difficulty.md §3.5) for a saved attempt."""
+    """One ``task_outcomes[]`` entry for a saved attempt."""
     verification = attempt.get("verification") or {}
     stop_reason = attempt.get("stop_reason") or (
         "error" if verification.get("status") == "error" else None

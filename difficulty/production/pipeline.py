@@ -214,7 +214,7 @@ class _Run:
         )
 
     def _grading(self) -> dict[str, Any] | None:
-        """make_review's grading check (review-production.md §14.1) when the row carries a
+        """make_review's grading check when the row carries a
         grading manifest: the executed checkout must be what the Atlas captured."""
         if not isinstance(self.row.get("grading_manifest"), dict):
             return None

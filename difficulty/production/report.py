@@ -1,4 +1,4 @@
-"""The records a difficulty run writes (difficulty.md §3–§4): per-arm run identities,
+"""The records a difficulty run writes: per-arm run identities,
 ``difficulty/context.json`` and ``difficulty.json``."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """What a resume must find unchanged (``difficulty/run.json``), and the execution-implementation
-attestation a resume writes when only the production code changed (difficulty.md §16)."""
+attestation a resume writes when only the production code changed."""
 
 from __future__ import annotations
 

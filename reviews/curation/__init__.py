@@ -1,4 +1,4 @@
-"""The curators' tools (issue 23): carry a verdict to its end with native evidence.
+"""The curators' tools: carry a verdict to its end with native evidence.
 
 ``reproduce_defect`` re-runs saved native inputs through the same worker at the recorded verifier
 revision and writes the supplemental collection that confirms a defect; ``validate_fix`` re-runs

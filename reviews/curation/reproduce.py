@@ -1,7 +1,7 @@
-"""``reproduce_defect`` (issue 23 §1): re-run the saved native inputs a curator suspects through
+"""``reproduce_defect``: re-run the saved native inputs a curator suspects through
 the same native worker at the recorded verifier revision, and — only when every claimed case is
 contradicted by the native verifier — write the supplemental collection that can confirm the
-defect (``defects.md`` §1.2, §3).
+defect.
 
 Refusals happen before anything is written when the request itself is wrong (an unknown attempt,
 the wrong checkout, a bad issue URL); once cases ran, a refusal keeps their executions and

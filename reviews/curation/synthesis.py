@@ -1,4 +1,4 @@
-"""``synthesise_source`` (issue 23 §3, reviews.md §14.3, §15.3): one source synthesis from the
+"""``synthesise_source``: one source synthesis from the
 reviews a source already has — no solver run, no three-judge panel.
 
 The pool (imported audits, earlier reviews and their syntheses) is read from the Atlas API or from

@@ -1,6 +1,6 @@
-"""``validate_fix`` (issue 23 §2): prove a repaired verifier against the saved failing inputs and
+"""``validate_fix``: prove a repaired verifier against the saved failing inputs and
 incorrect-answer controls, by native execution at the repaired checkout, and write the resolution
-collection ``resolve_verifier_issue`` accepts (``defects.md`` §6).
+collection ``resolve_verifier_issue`` accepts.
 
 Inputs: the confirming collection (a ``reproduce_defect`` output, or fetched from the Atlas by its
 issue URL), a fresh ``make_review`` run at the repaired checkout (the new source review the seed

@@ -1,4 +1,4 @@
-"""Database triggers guaranteeing the open-defect invariant (defects.md §5.2.5) for every writer,
+"""Database triggers guaranteeing the open-defect invariant for every writer,
 including bulk updates and raw SQL. Services check first so users get clear messages; these
 triggers are the guarantee. Some issues and Bad are accepted as written (neither shows Good, and a
 capped publication may move Bad to Some issues); Good or null becomes Bad again when the previous

@@ -1,4 +1,4 @@
-"""Reading an Atlas over its public API (``reviews.md`` §17, ``defects.md`` §8.4): a source's row,
+"""Reading an Atlas over its public API: a source's row,
 its verifier issues, and a published review's artifacts — everything the curators' tools need
 from the catalog, read as any client would, never from its database."""
 

@@ -1,4 +1,4 @@
-"""Attestations for reuse at a later revision (review-production.md §14.3), written into a
+"""Attestations for reuse at a later revision, written into a
 finished run's ``publication/`` folder on the machine that holds the checkouts and snapshots."""
 
 from __future__ import annotations
@@ -44,7 +44,7 @@ def _object(checkout: Path, commit: str, path: str) -> str | None:
 
 
 def attest_native_revision(*, run_dir: Path, registry_commit: str, atlas_row: Path | None) -> Path:
-    """§14.3.1: the registry commit keeps, at git object level, the native code the run executed."""
+    """The registry commit keeps, at git object level, the native code the run executed."""
     run_dir = Path(run_dir)
     run = _run(run_dir)
     native = run["marinskyrl"]
@@ -124,7 +124,7 @@ def attest_dataset_revision(
     current_snapshot: Path,
     component_selector: str | None,
 ) -> Path:
-    """§14.3.2: the dataset file is byte-identical at the executed and the current revision."""
+    """The dataset file is byte-identical at the executed and the current revision."""
     run_dir = Path(run_dir)
     run = _run(run_dir)
     source = run["config"]["source"]

@@ -1,4 +1,4 @@
-"""HTTP calls with a deadline for the whole call and a cap on the answer's size (issue 25 §5).
+"""HTTP calls with a deadline for the whole call and a cap on the answer's size.
 
 ``httpx`` timeouts bound each socket operation, not the call: a body trickled one byte per second
 never trips a 10 s read timeout, and nothing bounds how much a server may send. Here every call

@@ -1,7 +1,7 @@
 """Independent pieces of work run ``jobs`` at a time (make_review's tasks, make_difficulty's
 attempts): the first failure stops the rest, and Ctrl-C stops everything cleanly.
 
-Ctrl-C (issue 25 §4): the first one sets the run's stop event at once — every model call in
+Ctrl-C: the first one sets the run's stop event at once — every model call in
 flight is cancelled, every native worker is sent SIGINT — and the run ends with a line saying it
 can be resumed; a second one kills the workers' process groups and ends the process immediately.
 """

@@ -1,4 +1,4 @@
-"""The review configuration (review-production.md §2): loading, checks and path resolution.
+"""The review configuration: loading, checks and path resolution.
 
 The resolved configuration is recorded in ``run.json``; the API key itself never is — only the
 name of the environment variable that holds it.
@@ -65,7 +65,7 @@ class ModelConfig:
 
     @property
     def judge_parameters(self) -> dict[str, Any]:
-        """``review_parameters`` over ``parameters`` (§2.1.3), for judge and coalescer calls."""
+        """``review_parameters`` over ``parameters``, for judge and coalescer calls."""
         return {**self.parameters, **self.review_parameters}
 
     def api_key(self) -> str | None:
@@ -112,7 +112,7 @@ def read_config_document(*, path: Path) -> tuple[Path, dict[str, Any]]:
 
 
 def load_config(*, path: Path) -> ReviewConfig:
-    """Read, check and resolve the configuration at ``path`` (§2)."""
+    """Read, check and resolve the configuration at ``path``."""
     path, raw = read_config_document(path=path)
     base = path.parent
     model = _model(raw.get("model"))
@@ -124,12 +124,12 @@ def load_config(*, path: Path) -> ReviewConfig:
 
 def resolve_path(*, base: Path, value: str) -> str:
     """``~`` expanded, then absolute without following symlinks: a virtual environment's
-    ``bin/python`` must stay that environment's interpreter (§2)."""
+    ``bin/python`` must stay that environment's interpreter."""
     return os.path.abspath(os.path.join(base, os.path.expanduser(value)))
 
 
 def is_endpoint(*, name: Any, base_url: Any, timeout: Any) -> bool:
-    """A non-empty model name and base URL and a positive timeout (§2.1.1)."""
+    """A non-empty model name and base URL and a positive timeout."""
     return (
         isinstance(name, str)
         and bool(name.strip())
@@ -256,7 +256,7 @@ def _model_record(model: dict[str, Any]) -> dict[str, Any]:
 
 
 def resolve_runtime(*, runtime: Any, base: Path) -> dict[str, Any]:
-    """The ``runtime`` block checked and resolved (§2.2); make_difficulty shares it."""
+    """The ``runtime`` block checked and resolved; make_difficulty shares it."""
     if runtime is None:
         runtime = {}
     if not isinstance(runtime, dict):
@@ -315,7 +315,7 @@ def _worker(route: str, worker: Any, base: Path) -> dict[str, Any]:
 
 
 def resolve_source(*, source: Any, base: Path) -> dict[str, Any]:
-    """The ``source`` block checked and resolved (§2.3); make_difficulty shares it."""
+    """The ``source`` block checked and resolved; make_difficulty shares it."""
     if not isinstance(source, dict):
         raise ReviewProductionError("source must be an object")
     for key in ("source_id", "repository", "tasks_path"):

@@ -1,4 +1,4 @@
-"""Credentials never reach a file (review-production.md §2.4; issue 21 §1): the guard that
+"""Credentials never reach a file: the guard that
 refuses a configuration holding one, and the redaction of a key an endpoint echoes back.
 
 A configuration is refused before any work when, at any depth, it holds

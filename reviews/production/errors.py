@@ -4,7 +4,7 @@ from __future__ import annotations
 
 
 class ReviewProductionError(Exception):
-    """A run cannot go on; the message is the spec's exact text (review-production.md)."""
+    """A run cannot go on; the message is the one-line reason the command prints."""
 
 
 class UsageError(ReviewProductionError):

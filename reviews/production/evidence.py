@@ -1,4 +1,4 @@
-"""The judge evidence bundle (review-production.md §7): every file of one attempt, inspected or
+"""The judge evidence bundle: every file of one attempt, inspected or
 accounted for, within ``--max-evidence-bytes``."""
 
 from __future__ import annotations

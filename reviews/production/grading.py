@@ -1,4 +1,4 @@
-"""Grading identity (review-production.md §14.1) and the verifyit pin (§14.2).
+"""Grading identity and the verifyit pin.
 
 A grading manifest (the Atlas row's ``grading_manifest``) has this shape::
 
@@ -232,7 +232,7 @@ class GradingSnapshot:
 
 
 def read_grading_snapshot(*, snapshot_path: Path, source: dict[str, Any]) -> GradingSnapshot:
-    """The Atlas row's identity checks (§14.1) and its manifest, read without trusting its shape:
+    """The Atlas row's identity checks and its manifest, read without trusting its shape:
     anything missing or of the wrong type is a one-line refusal, never a ``KeyError``."""
     try:
         row = json.loads(Path(snapshot_path).read_text(encoding="utf-8"))
@@ -440,7 +440,7 @@ def verifyit_packages(*, index: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def check_task_verifyit(
     *, task_id: str, index: list[dict[str, Any]], enabled: bool, pin: str | None
 ) -> dict[str, Any] | None:
-    """§14.2 for one attempt; returns its verifyit package record, if any."""
+    """The verifyit pin for one attempt; returns its verifyit package record, if any."""
     packages = verifyit_packages(index=index)
     for package in packages:
         if package.get("source_commit") != pin:

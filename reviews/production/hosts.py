@@ -1,4 +1,4 @@
-"""Attempt hosts (issue 20 §5): where a native attempt's process comes from.
+"""Attempt hosts: where a native attempt's process comes from.
 
 Every attempt is still one process of its own, forked by an attempt host
 (``workers/attempt_host.py``) running the route's interpreter. A run keeps one *warm* host per

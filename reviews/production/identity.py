@@ -1,4 +1,4 @@
-"""Run identity (review-production.md §5): checkout identities, file hashes and ``snapshot_id``.
+"""Run identity: checkout identities, file hashes and ``snapshot_id``.
 
 ``run.json`` pins everything a resume must find unchanged: the resolved configuration, the sample,
 the schema, the production code and the native checkouts.
@@ -22,7 +22,7 @@ MARINSKYRL_TREES = (
     "marinskyrl",
 )
 HARBOR_TREES = ("src/harbor",)
-# MarinSkyRL's verification contract (§6.3): module → its file in the checkout.
+# MarinSkyRL's verification contract: module → its file in the checkout.
 GYM_CONTRACT_MODULES = {
     "skyrl_gym.verification": "skyrl-gym/skyrl_gym/verification.py",
     "skyrl_train.trajectory_runners.skyrl_gym_contracts": (
@@ -58,7 +58,7 @@ def git(*, checkout: Path, args: list[str]) -> str:
 
 
 def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, Any]:
-    """``{checkout, commit, dirty, python_tree_sha256}`` (§5.2)."""
+    """``{checkout, commit, dirty, python_tree_sha256}``."""
     checkout = Path(checkout)
     if not (checkout / ".git").exists():
         raise ReviewProductionError(f"Native checkout is not a git repository: {checkout}")

@@ -1,5 +1,5 @@
-"""The three independent judges (review-production.md §8), with evidence segmented to fit the
-endpoint (issue 25 §1).
+"""The three independent judges, with evidence segmented to fit the
+endpoint.
 
 Each judge is a fresh, stateless call: its messages hold the prompt and this task's evidence only,
 never another judge's opinion or segments.

@@ -1,4 +1,4 @@
-"""The native worker launcher (review-production.md §6.1–§6.2).
+"""The native worker launcher.
 
 A worker runs as ``<python> <script> <input.json> <execution dir>`` in its own process group, so a
 Ctrl-C at the terminal reaches make_review only and the launcher decides how the worker stops:
@@ -184,7 +184,7 @@ def run_attempt(
         raise ReviewProductionError(failed) from None
     attempt["execution_path"] = execution.relative_to(run_dir).as_posix()
     write_json_file(attempt_file, attempt)
-    # Written last: its existence marks the task's attempt as done (§6.2.4).
+    # Written last: its existence marks the task's attempt as done.
     write_json_file(attempt_path(run_dir=run_dir, number=number), attempt)
     return attempt
 

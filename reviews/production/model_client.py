@@ -1,4 +1,4 @@
-"""The model client (review-production.md §2.1, §8.4): any OpenAI-compatible chat-completions
+"""The model client: any OpenAI-compatible chat-completions
 endpoint.
 
 Every attempt is its own ``call-NNN/`` with ``request.json`` (the body only: the Authorization
@@ -286,7 +286,7 @@ def _write_error(call_dir: Path, text: str) -> None:
 
 
 def structured_output(*, mode: str, schema: dict[str, Any]) -> dict[str, Any]:
-    """The body fields that ask for schema-shaped output in each server's dialect (§2.1.5);
+    """The body fields that ask for schema-shaped output in each server's dialect;
     answers are validated locally whatever the mode.
 
     - ``json_schema``: OpenAI, Together, vLLM, SGLang (``response_format`` of type json_schema)

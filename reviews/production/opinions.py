@@ -1,4 +1,4 @@
-"""Judge and coalescer output (review-production.md §8.4–§8.7, §9.3; issue 25 §3): the opinion
+"""Judge and coalescer output: the opinion
 schema, lenient parsing with strict validation, the placeholder and word-salad guards, cited paths
 checked against the evidence, and the stage runner that reuses a valid ``parsed.json`` and re-asks
 a refused answer a bounded number of times.
@@ -112,7 +112,7 @@ def opinion_schema() -> dict[str, Any]:
 
 @functools.cache
 def synthesis_schema() -> dict[str, Any]:
-    """``{syntheses: [opinion + subject_id]}`` (§9.2)."""
+    """``{syntheses: [opinion + subject_id]}``."""
     item = copy.deepcopy(opinion_schema())
     item["properties"]["subject_id"] = {"type": "string", "minLength": 1}
     item["required"] = [*item["required"], "subject_id"]
@@ -211,7 +211,7 @@ def _quoted(text: str, limit: int = 60) -> str:
 
 
 def answer_content(response: Any) -> str:
-    """The one choice's text; a truncated answer is refused (§8.4)."""
+    """The one choice's text; a truncated answer is refused."""
     choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or len(choices) != 1:
         raise OutputRejected("response must contain exactly one choice")
@@ -278,8 +278,8 @@ def run_stage(
 ) -> dict[str, Any]:
     """One judge, segment, consolidation or coalescer stage: reuse a ``parsed.json`` that still
     validates, else ask, and ask again (``model.max_reasks`` times, each a new ``call-NNN`` after
-    a backoff) while the answer is refused; ``parsed.json`` is written for a valid answer only
-    (§8.7, §12.4). Every refusal's reason is saved beside its call as ``rejected.txt``."""
+    a backoff) while the answer is refused; ``parsed.json`` is written for a valid answer only.
+    Every refusal's reason is saved beside its call as ``rejected.txt``."""
     parsed_path = stage_dir / "parsed.json"
     cached = read_json(parsed_path) if parsed_path.is_file() else None
 

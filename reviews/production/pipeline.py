@@ -1,4 +1,4 @@
-"""One ``make_review`` run (review-production.md): sample, attempt, judge, synthesise, validate.
+"""One ``make_review`` run: sample, attempt, judge, synthesise, validate.
 
 Tasks run concurrently (``jobs``) but every file a task writes depends only on that task, call
 numbers are per stage, and the collection is assembled in sample order, so a concurrent run writes
@@ -109,7 +109,7 @@ class RunOptions:
     max_evidence_bytes: int = DEFAULT_MAX_EVIDENCE_BYTES
     jobs: int = DEFAULT_JOBS
     grace_seconds: float = GRACE_SECONDS
-    reuse: tuple[str, ...] = ()  # earlier runs (directories or review URLs) to cite (§15.3)
+    reuse: tuple[str, ...] = ()  # earlier runs (directories or review URLs) to cite
     rejudge: tuple[str, ...] = ()  # task ids the curator names for a fresh judgment
     # How often the progress line is redrawn while calls run (None: 1 s on a terminal, else 30 s).
     tick_seconds: float | None = None
@@ -184,7 +184,7 @@ class _Run:
         # Attempts fork from a warm host per route that compiled into the native bytecode cache.
         self.hosts = AttemptHosts(cache_dir=native_bytecode_cache())
 
-    # --- identity (§4, §5, §12.2–§12.3, §14.1) ---
+    # --- identity ---
 
     def plan(self, *, reused: list[tuple[str, Path]]) -> dict[str, Any]:
         """The sample, the grading identity, what is reused and the run identity (nothing is
@@ -331,7 +331,7 @@ class _Run:
         _validate(collection, self.output)
         return RunResult(output=self.output, review_count=len(collection["reviews"]))
 
-    # --- the panel: attempts and judges (§6–§8, §12.4–§12.6) ---
+    # --- the panel: attempts and judges ---
 
     def _panel(self, sample: Sample) -> list[TaskOutcome]:
         numbered = list(enumerate(sample.tasks))
@@ -355,7 +355,7 @@ class _Run:
         if self.stop.is_set():
             raise Interrupted()
         if self.reuse is not None and self.reuse.reused(task):
-            # Cited, not re-judged (§15.3): the earlier panel with this run's ids and paths.
+            # Cited, not re-judged: the earlier panel with this run's ids and paths.
             attempt, reviews, tags = self.reuse.cite(
                 task=task, subject_id=self._task_subject(task)["id"], run_dir=self.output
             )
@@ -420,7 +420,7 @@ class _Run:
             except BaseException as exc:  # the others finish and keep their calls for resume
                 errors[index] = exc
                 continue
-            # §11: the panel is validated after each judge — incrementally: the runtime review
+            # The panel is validated after each judge — incrementally: the runtime review
             # with the first judge to finish, then each further judge with its tags.
             outcome.judges = [completed[k] for k in sorted(completed)]
             reviews, tags = self._task_reviews(outcome)
@@ -476,7 +476,7 @@ class _Run:
         # Rewritten after every task: compact JSON keeps this linear-time write cheap.
         write_text_file(self.output / PANEL_FILE, json.dumps(collection, ensure_ascii=False) + "\n")
 
-    # --- records (§10) ---
+    # --- records ---
 
     def _task_subject(self, task: Task) -> dict[str, Any]:
         return records.task_subject(source=self.source_subject, task=task.record())
@@ -609,11 +609,11 @@ class _Run:
             "source_mappings": [],
         }
 
-    # --- after the panel: provenance, synthesis, the final collection (§9–§13) ---
+    # --- after the panel: provenance, synthesis, the final collection ---
 
     def _finish(self, outcomes: list[TaskOutcome]) -> RunResult:
         if self.grading is not None:
-            # §12.5: the checkout and its dependencies must still be what was verified at start.
+            # The checkout and its dependencies must still be what was verified at start.
             try:
                 unchanged = self._grading(self.sample) == self.grading
             except ReviewProductionError:
@@ -707,7 +707,7 @@ class _Run:
             tests_executed=all(review["tests_executed"] is True for review in contributing),
             coverage=coverage,
             evidence=[self.evidence.item(p) for p in (*synthesis.evidence, *cited)],
-            # Set by the tool, never taken from the model (§9.4, §15.1).
+            # Set by the tool, never taken from the model.
             derived_from=[review["id"] for review in contributing],
             attributes={},
             **records.opinion_fields(opinion),
@@ -721,7 +721,7 @@ def records_json(collection: dict[str, Any]) -> str:
 
 
 def _validate(collection: dict[str, Any], run_dir: Path) -> None:
-    """§11: the same checks as publication steps 2–6."""
+    """The same checks as publication steps 2–6."""
     try:
         check_collection(collection=collection, run_dir=run_dir)
     except CollectionRejected as exc:

@@ -1,5 +1,5 @@
 """Progress on stderr: tasks done/total, model calls, retries, solver calls, elapsed time, and what
-is running now (issue 25 §4).
+is running now.
 
 A slow call must not look like a hang: while work is in flight the line is redrawn every second
 on a terminal (every 30 s in a log) with each running call or attempt, its task, stage and elapsed

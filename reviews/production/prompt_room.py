@@ -1,4 +1,4 @@
-"""How much prompt a call may carry (issue 25 §1): the endpoint's context, the room its output
+"""How much prompt a call may carry: the endpoint's context, the room its output
 needs, and a conservative estimate of a prompt's tokens.
 
 The context comes from ``model.context_tokens`` and, where the server says so, from the server

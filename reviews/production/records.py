@@ -1,4 +1,4 @@
-"""Record shapes and identifiers of a produced collection (review-production.md §10)."""
+"""Record shapes and identifiers of a produced collection."""
 
 from __future__ import annotations
 
@@ -61,7 +61,7 @@ def task_subject(*, source: dict[str, Any], task: dict[str, Any]) -> dict[str, A
 
 @dataclass(frozen=True)
 class EvidenceWriter:
-    """Evidence items for files of one run directory (§10.8)."""
+    """Evidence items for files of one run directory."""
 
     run_dir: Path
     _items: dict[tuple[str, int, int], dict[str, Any]] = field(default_factory=dict)

@@ -1,4 +1,4 @@
-"""``make_review --reuse`` (issue 23 §4, reviews.md §15.3): existing task reviews that still apply
+"""``make_review --reuse``: existing task reviews that still apply
 are cited instead of re-judged; only evidence gaps get fresh attempts and judges.
 
 A sampled task reuses the panel (its runtime review and three judges) of an earlier run when the

@@ -1,4 +1,4 @@
-"""The run directory (review-production.md §12.1, §13): creation, the run lock, file writing and
+"""The run directory: creation, the run lock, file writing and
 the artifact manifest."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def read_json(path: Path) -> Any:
 
 
 class RunLock:
-    """A non-blocking exclusive lock on ``.run.lock`` held for the whole run (§12.1)."""
+    """A non-blocking exclusive lock on ``.run.lock`` held for the whole run."""
 
     def __init__(self, run_dir: Path) -> None:
         self.path = run_dir / LOCK_FILE
@@ -74,7 +74,7 @@ class RunLock:
 
 
 def prepare_output(*, output: Path, resume: bool) -> None:
-    """§12.1: an existing directory needs --resume; a new one is created with mode 0700."""
+    """An existing directory needs --resume; a new one is created with mode 0700."""
     if output.exists() and not resume:
         raise ReviewProductionError("Output already exists; use --resume or a new output directory")
     output.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,4 @@
-"""Seeded reservoir sampling without replacement (review-production.md §4), in one pass."""
+"""Seeded reservoir sampling without replacement, in one pass."""
 
 from __future__ import annotations
 
@@ -52,6 +52,6 @@ def sample_tasks(*, candidates: Iterable[Task], n: int, seed: int) -> Sample:
     )
     for task in ordered:
         # Before anything reads, hashes or copies them: a sampled task's files stay inside its
-        # dataset's folder and are regular files (issue 21 §1).
+        # dataset's folder and are regular files.
         check_task_files(task)
     return Sample(tasks=tuple(ordered), population=total, populations=dict(populations))

@@ -1,4 +1,4 @@
-"""Synthesis (review-production.md §9; issue 25 §3): one synthesis per subject.
+"""Synthesis: one synthesis per subject.
 
 One coalescer call answers every synthesis while its input fits the endpoint's context and its
 answer the judges' output budget (``max_tokens``). When it would not, the tasks are synthesised in

@@ -1,6 +1,6 @@
-"""Task inputs (review-production.md §3): the task record and the three input formats.
+"""Task inputs: the task record and the three input formats.
 
-Readers are generators so sampling (§4) sees one row at a time: a Parquet file is streamed in
+Readers are generators so sampling sees one row at a time: a Parquet file is streamed in
 record batches and never loaded whole.
 """
 
@@ -185,7 +185,7 @@ def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:
 
 
 def read_rows(*, path: Path) -> Iterator[dict[str, Any]]:
-    """Rows by suffix (§3.2): Parquet in record batches, ``.json`` an array, else JSON Lines."""
+    """Rows by suffix: Parquet in record batches, ``.json`` an array, else JSON Lines."""
     if path.suffix == ".parquet":
         import pyarrow.parquet as pq
 

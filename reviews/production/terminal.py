@@ -1,4 +1,4 @@
-"""Text for a person's terminal (issue 21 §1): what a dataset or a model hands in — a task id, a
+"""Text for a person's terminal: what a dataset or a model hands in — a task id, a
 path, a server's reason — is shown, never obeyed.
 
 A task id may carry control characters: ANSI escapes that recolour or rewrite the screen, a

@@ -1,4 +1,4 @@
-"""Source definitions: the rules of §2.4, defaults, file discovery, rows."""
+"""Source definitions: their rules, defaults, file discovery, rows."""
 
 from __future__ import annotations
 
@@ -191,7 +191,7 @@ def test_unreadable_toml_names_the_file(tmp_path):
     assert error.startswith(f"{path}: #file: ")
 
 
-# --- §2.4 rule 1 and 2: duplicates across files ------------------------------------------------
+# --- duplicates across files -------------------------------------------------------------------
 
 
 def test_duplicate_ids_across_files(tmp_path):
@@ -445,7 +445,7 @@ def test_forty_and_sixty_four_hex_revisions_are_accepted(tmp_path):
 
 
 def manifest_revision(manifest: dict) -> str:
-    # §2.3: JSON with sorted keys and the default separators ", " and ": ".
+    # JSON with sorted keys and the default separators ", " and ": ".
     text = json.dumps(manifest, sort_keys=True, separators=(", ", ": "))
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -21,7 +21,7 @@ from tests.conftest import DEFINITIONS, ROOT
 HF_REV = "2fe88a2f1091d5048c0f36abc874fb997b3dd99a"
 
 
-# --- an independent canonical serialiser, written from §4.3 only ------------------------------
+# --- an independent canonical serialiser, written from the definition only -------------------
 
 
 def _escape(text: str) -> str:

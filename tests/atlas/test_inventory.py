@@ -158,7 +158,7 @@ def test_nemotron_blend_totals(rows):
 
 
 def test_nemotron_swe_partitions(rows):
-    # catalog.md §10.5: SWE records split by SWE-Gym membership.
+    # SWE records split by SWE-Gym membership.
     split: Counter[tuple[str, str]] = Counter()
     for row in rows.values():
         if row["id"].startswith("MarinSkyRL:nemotron_ultra_") and "/swe" in row["id"].lower():

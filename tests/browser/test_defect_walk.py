@@ -1,4 +1,4 @@
-"""issue #5 end to end in the system Chromium: a curator confirms a verifier defect in the admin,
+"""A verifier defect end to end in the system Chromium: a curator confirms it in the admin,
 the catalog and review page show the demotion, the resolve page offers no review until a valid
 one is published, then offers it, and only a new rating publication restores Good."""
 

@@ -1,4 +1,4 @@
-"""Facets with counts (issue 22 §3), in the system Chromium at 1440×900 and 390×844: every filter
+"""Facets with counts, in the system Chromium at 1440×900 and 390×844: every filter
 option says how many sources it would show under the other filters — the number the API answers
 for it, asked by the script after the page (/facets.json) — the counts follow the view when the
 script applies a filter from the keyboard (focus stays on the control), the selects fit a phone,

@@ -1,4 +1,4 @@
-"""The first screen shows data (issue 22 §1), in the system Chromium at 1440×900 and 390×844: the
+"""The first screen shows data, in the system Chromium at 1440×900 and 390×844: the
 search box and the first row are on it, a skip link reaches the first row in two Tab presses,
 the filters fold into a disclosure on a phone only, the field guide is collapsed, and the
 document title names the view (also after the script applies a filter)."""

@@ -1,4 +1,4 @@
-"""The numbers behind the bars are visible (issue 22 §2), in the system Chromium at 1440×900 and
+"""The numbers behind the bars are visible, in the system Chromium at 1440×900 and
 390×844: solved/verified beside every bar of the catalog, the interval where a row is opened
 (source page, drawer, review page), bars with real widths on a phone's review page, one name per
 follow-up everywhere with its Historical chip, and the measurement states explained where they

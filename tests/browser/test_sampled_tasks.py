@@ -1,4 +1,4 @@
-"""A task you can look at (issue 22 §4), in the system Chromium at 1440×900 and 390×844: the
+"""A task you can look at, in the system Chromium at 1440×900 and 390×844: the
 source page shows the sampled tasks of its current review — prompt excerpt, native outcome, the
 judges' verdicts — links to each attempt and review, and to the pinned dataset's viewer."""
 

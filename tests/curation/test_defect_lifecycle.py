@@ -1,4 +1,4 @@
-"""A verifier defect carried to its end with shipped commands only (issue 23 §6): make_review at the
+"""A verifier defect carried to its end with shipped commands only: make_review at the
 buggy commit → reproduce_defect → publish → confirm (Good → Some issues, difficulty withheld) →
 validate_fix at the fixed commit → publish → resolve → publish again: Good returns. Every piece of
 evidence comes from the real gsm8k environment run by the real worker; no JSON is written by hand.

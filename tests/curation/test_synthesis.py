@@ -1,4 +1,4 @@
-"""synthesise_source (issue 23 §3): an imported audit without an Atlas rating gets a source
+"""synthesise_source: an imported audit without an Atlas rating gets a source
 synthesis from its review pool — read from the Atlas API, one model call, no solver, no judges —
 that publish_review accepts, and the work queue entry disappears."""
 
@@ -94,7 +94,7 @@ def test_an_imported_audit_is_synthesised_from_the_pool(
     )
 
     published = json.loads(run("publish_review", "--run-dir", str(output), "--atlas-id", SOURCE_ID))
-    # A synthesis without runtime reviews cannot derive Good (reviews.md §14.3).
+    # A synthesis without runtime reviews cannot derive Good.
     assert (published["kind"], published["quality"]) == ("rating", "some_issues")
     assert not need_queryset("synthesise_imported").filter(id=SOURCE_ID).exists()
 

@@ -1,4 +1,4 @@
-"""Issue 21 §1: credentials never reach a file. A config that holds one anywhere — by its key's
+"""Credentials never reach a file. A config that holds one anywhere — by its key's
 name, in a URL's user name or query, or as a value shaped like a key — is refused before any work,
 with a message that names where it is and never the value; and a key the endpoint echoes back is
 redacted before anything is written (every file of the run is scanned)."""

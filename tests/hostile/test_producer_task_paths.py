@@ -1,4 +1,4 @@
-"""Issue 21 §1: what a dataset hands the producers — every path a row or manifest names, and every
+"""What a dataset hands the producers — every path a row or manifest names, and every
 file of a task folder, stays inside the dataset's folder after links are resolved, and special
 files are refused (a link to /dev/zero used to hang make_review).
 

@@ -1,4 +1,4 @@
-"""Issue 21 §1: what a dataset or a model endpoint hands in — a task id, a server's reason — is
+"""What a dataset or a model endpoint hands in — a task id, a server's reason — is
 shown on the reviewer's terminal, never obeyed: control characters, ANSI and OSC escapes, carriage
 returns and bidirectional overrides come out as visible escapes, in progress lines and refusals."""
 

@@ -1,4 +1,4 @@
-"""A MarinSkyRL-shaped checkout extended for the verification contract (issue 20 §2).
+"""A MarinSkyRL-shaped checkout extended for the verification contract.
 
 ``add_probe_environment`` registers ``tool_probe`` in the checkout's (real) Gym library: a
 learned-verifier-like environment that offers a tool through ``chat_completion_params``, reads the

@@ -1,4 +1,4 @@
-"""Harbor for tests (issue 20 §3): this machine has no container provider, so the Harbor route is
+"""Harbor for tests: this machine has no container provider, so the Harbor route is
 run through the real Harbor worker against a stand-in ``harbor`` library that keeps Harbor's
 trial API — ``harbor.models.trial.config`` (``TrialConfig`` and its parts) and
 ``harbor.trial.trial.Trial`` (``create``, ``run``, a result with ``model_dump_json``).

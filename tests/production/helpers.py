@@ -36,7 +36,7 @@ def snapshot_files(root: Path) -> dict[str, bytes]:
     }
 
 
-REWRITTEN = ("panel-reviews.partial.json",)  # rewritten after each task by design (§12.6)
+REWRITTEN = ("panel-reviews.partial.json",)  # rewritten after each task by design
 
 
 def assert_intact(before: dict[str, bytes], root: Path) -> None:

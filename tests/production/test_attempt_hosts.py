@@ -1,4 +1,4 @@
-"""Attempt hosts (issue 20 §5): one process per attempt, forked from a warm host per route (or a
+"""Attempt hosts: one process per attempt, forked from a warm host per route (or a
 fresh interpreter when the route changed), with no descendant outliving its attempt."""
 
 from __future__ import annotations

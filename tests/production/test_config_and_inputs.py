@@ -1,4 +1,4 @@
-"""Configuration (§2), task inputs (§3), sampling (§4) and run identity (§5)."""
+"""Configuration, task inputs, sampling and run identity."""
 
 from __future__ import annotations
 
@@ -177,7 +177,7 @@ def test_paths_resolve_against_the_config_folder_without_following_symlinks(tmp_
     assert home.source["tasks_path"] == os.path.expanduser("~/t.jsonl")
 
 
-# --- §3 task inputs ---
+# --- task inputs ---
 
 SOURCE = {"source_id": "S:x", "repository": "org/x", "revision": "r" * 40}
 
@@ -290,7 +290,7 @@ def test_task_manifest_resolves_paths_against_its_folder(tmp_path):
     assert task.packed_task["dataset_path"] == str(tmp_path / "m/packed.jsonl")
 
 
-# --- §4 sampling ---
+# --- sampling ---
 
 
 def spec_sample(items: list, n: int, seed: int) -> list:
@@ -332,7 +332,7 @@ def test_sampling_errors(tmp_path):
     )
 
 
-# --- §5 identity ---
+# --- identity ---
 
 
 def test_checkout_identity(checkout):

@@ -1,4 +1,4 @@
-"""Harbor as the reference runs it (issue 20 §3): packed tasks in MarinSkyRL's reference format
+"""Harbor as the reference runs it: packed tasks in MarinSkyRL's reference format
 unpacked for real, offline Terminus tooling verified and installed for real (a real ``.deb``,
 real ``dpkg``, into a private root), and the route run through the real Harbor worker with a
 stand-in trial (no container provider here)."""

@@ -1,4 +1,4 @@
-"""Evidence bundle (§7), judges with segmentation above 48,000 bytes (§8.3) and records (§10)."""
+"""Evidence bundle, judges with segmentation above 48,000 bytes and records."""
 
 from __future__ import annotations
 
@@ -325,7 +325,7 @@ def test_segment_task_identity_names_the_selected_agent():
     assert "selected_agent" not in task_identity({"id": "t", "extras": {"extra_info": {}}})
 
 
-# --- answers: lenient parsing, strict validation, bounded re-asks (issue 25 §3) ---
+# --- answers: lenient parsing, strict validation, bounded re-asks ---
 
 
 def valid_opinion(**changes) -> dict:

@@ -1,4 +1,4 @@
-"""The worker launcher (§6.1–§6.2) and the model client (§2.1, §8.4) against real processes and
+"""The worker launcher and the model client against real processes and
 the test model server."""
 
 from __future__ import annotations

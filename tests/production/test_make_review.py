@@ -1,5 +1,5 @@
 """make_review's run rules: errors leave saved files intact, resume makes only missing calls, and
---jobs writes what a sequential run writes (review-production.md §1, §6.2, §7–§9, §12)."""
+--jobs writes what a sequential run writes."""
 
 from __future__ import annotations
 

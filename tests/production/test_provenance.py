@@ -1,4 +1,4 @@
-"""Provenance checks made during production (§14): grading identity, the verifyit pin and the
+"""Provenance checks made during production: grading identity, the verifyit pin and the
 attestations for reuse at a later revision."""
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ def run_args(config: Path, output: Path, n: int = 1) -> list[str]:
     return ["--config", str(config), "--n", str(n), "--output", str(output)]
 
 
-# --- §14.1 grading identity ---
+# --- grading identity ---
 
 
 def snapshot(tmp_path: Path, checkout: Path, **overrides) -> Path:
@@ -268,7 +268,7 @@ def test_grading_code_changed_during_the_review(tmp_path, write_config, checkout
     assert not (output / "quality-reviews.json").exists()
 
 
-# --- §14.2 verifyit ---
+# --- verifyit ---
 
 VERIFIED_ENV = """
 from skyrl_gym.envs.base_text_env import BaseTextEnv, BaseTextEnvStepOutput
@@ -381,7 +381,7 @@ def test_one_verifyit_revision_per_review():
         single_verifyit(packages=[a, {**a, "source_commit": "b" * 40}])
 
 
-# --- §14.3 attestations ---
+# --- attestations ---
 
 
 @pytest.fixture
@@ -526,7 +526,7 @@ def test_harbor_grading_checks_the_selected_task_assets(tmp_path, write_config):
     )
 
 
-# --- §5.2 checkout identity ---
+# --- checkout identity ---
 
 
 def test_an_untracked_module_makes_the_checkout_dirty(tmp_path, checkout, write_config):

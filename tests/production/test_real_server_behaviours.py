@@ -1,4 +1,4 @@
-"""make_review meets the behaviours of the servers reviewers run (issue 25), each scripted by the
+"""make_review meets the behaviours of the servers reviewers run, each scripted by the
 test server: a context limit, a refused structured-output dialect, answers cut by their budget, a
 slow call, Ctrl-C during it — and runs that converge."""
 

@@ -1,4 +1,4 @@
-"""make_review --reuse (issue 23 §4, reviews.md §15.3): task reviews that still apply are cited
+"""make_review --reuse: task reviews that still apply are cited
 instead of re-judged; only evidence gaps get fresh attempts and judges, and the run says why."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The native workers' own rules (§6.3–§6.8). The worker modules are standalone scripts; tests load
+"""The native workers' own rules. The worker modules are standalone scripts; tests load
 them the way their interpreter does, with their folder first on ``sys.path``."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Hand-written example review run directories for tests (issue #4): ``make demo`` no longer
+"""Hand-written example review run directories for tests: ``make demo`` no longer
 uses them (it runs make_review), but many tests need a run directory of a chosen shape.
 
 Each example is a complete, schema-valid run directory as `make_review` would write it (run.json,

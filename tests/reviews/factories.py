@@ -577,7 +577,7 @@ def publish_pool() -> tuple[Review, Review, Review]:
     return old_review, supplemental, imported_review
 
 
-# --- defect-flavoured collections (defects.md) ----------------------------------------------------
+# --- defect-flavoured collections ----------------------------------------------------
 
 ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/4242"
 DEFECT_ATTEMPT = "tasks/0/execution-1/attempt.json"

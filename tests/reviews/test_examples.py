@@ -1,4 +1,4 @@
-"""``make demo``'s examples are what the shipped tools make (issue 23 §6): publish_examples runs
+"""``make demo``'s examples are what the shipped tools make: publish_examples runs
 make_review, reproduce_defect, validate_fix and make_difficulty against the product's scripted chat
 server and the real skyrl_gym gsm8k verifier of a checkout built from the installed package, walks
 the example defect Good → confirmed → resolved → Good, and labels every collection an example."""

@@ -1,4 +1,4 @@
-"""The rating rule table of reviews.md §7 and the cap of defects.md §5.2.1."""
+"""The rating rule table and the open-defect cap (Good becomes Some issues, Bad stays)."""
 
 import json
 

@@ -86,7 +86,8 @@ def test_review_detail(client, review):
         "id": SOURCE_ID,
         "active": True,
         "current_review_id": review.id,
-        # The open issue caps the rating, whoever wrote the issue row (issue #9's drift bug).
+        # The open issue caps the rating, whoever wrote the issue row: the stored rating is
+        # never trusted to be capped already.
         "quality": "some_issues",
         "review_applicability": "current",
     }

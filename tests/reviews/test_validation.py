@@ -1,4 +1,4 @@
-"""Every §5 check: the exact message, and a refusal that changes nothing."""
+"""Every publication check: the exact message, and a refusal that changes nothing."""
 
 import json
 import os

@@ -1,4 +1,4 @@
-"""``attest_execution``: write the execution-implementation attestation (difficulty.md §16)
+"""``attest_execution``: write the execution-implementation attestation
 comparing the original run's execution script with the executed one, without importing either."""
 
 from __future__ import annotations

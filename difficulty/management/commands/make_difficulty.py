@@ -1,5 +1,5 @@
 """``make_difficulty``: measure a Good source's shared sample with the protocol's Small, Large and
-Hosted models and write a run directory ``publish_difficulty`` accepts (difficulty.md §3–§4). A thin
+Hosted models and write a run directory ``publish_difficulty`` accepts. A thin
 shell over ``difficulty.production``; it needs no Atlas database."""
 
 from __future__ import annotations

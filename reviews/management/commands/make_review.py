@@ -1,4 +1,4 @@
-"""``make_review``: produce a review run directory (review-production.md). A thin shell over
+"""``make_review``: produce a review run directory. A thin shell over
 ``reviews.production``; it needs no Atlas database."""
 
 from __future__ import annotations

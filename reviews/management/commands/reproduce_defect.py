@@ -1,5 +1,5 @@
 """``reproduce_defect``: re-run suspected saved native inputs and write the supplemental collection
-that confirms a defect (issue 23 §1). A thin shell over ``reviews.curation``; needs no database."""
+that confirms a defect. A thin shell over ``reviews.curation``; needs no database."""
 
 from __future__ import annotations
 

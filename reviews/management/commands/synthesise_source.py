@@ -1,4 +1,4 @@
-"""``synthesise_source``: one source synthesis from the reviews a source already has (issue 23 §3).
+"""``synthesise_source``: one source synthesis from the reviews a source already has.
 A thin shell over ``reviews.curation``; needs no database (the Atlas is read over its API)."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """``validate_fix``: re-run the saved failing inputs and incorrect-answer controls at the repaired
-checkout and write the resolution collection (issue 23 §2). A thin shell over
+checkout and write the resolution collection. A thin shell over
 ``reviews.curation``; needs no database (the Atlas is read over its API when named)."""
 
 from __future__ import annotations

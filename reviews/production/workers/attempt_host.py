@@ -1,4 +1,4 @@
-"""The attempt host (review-production.md §6.1, issue 20 §5): forks one process per attempt from
+"""The attempt host: forks one process per attempt from
 an interpreter that has already imported the route's libraries.
 
 Run by the route's interpreter as ``<python> attempt_host.py <mode> <script> [<module>,…]``

@@ -1,4 +1,4 @@
-"""MarinSkyRL's verification contract as the Gym worker uses it (review-production.md §6.3).
+"""MarinSkyRL's verification contract as the Gym worker uses it.
 
 MarinSkyRL's Gym library defines the contract between an environment and its trajectory runner:
 ``skyrl_gym.verification`` (``RolloutEvidence``, ``VerificationResult``) and
@@ -41,7 +41,7 @@ class RolloutEvidence:
 
 class ProjectContract:
     """The project's fold for a Gym library without MarinSkyRL's contract: verdicts are the
-    verification dictionaries of §6.7, folded by MarinSkyRL's rules."""
+    verification dictionaries of ``attempt.json``, folded by MarinSkyRL's rules."""
 
     name = PROJECT
 
@@ -139,7 +139,7 @@ def normalized_score(verdict: Mapping[str, Any]) -> float:
 
 
 def plain_verification(verdict: Any) -> dict[str, Any]:
-    """A verdict (MarinSkyRL's dataclass or a dictionary) as the §6.7 verification object.
+    """A verdict (MarinSkyRL's dataclass or a dictionary) as ``attempt.json``'s verification.
 
     ``passed`` left open by a verified verdict is decided as MarinSkyRL's fold decides it for a
     step: the normalised score reaches 1. A difficulty measurement counts only ``passed: true``.

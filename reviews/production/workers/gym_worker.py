@@ -1,4 +1,4 @@
-"""Gym worker (review-production.md §6.3): one attempt at one task in a real ``skyrl_gym``
+"""Gym worker: one attempt at one task in a real ``skyrl_gym``
 environment.
 
 Run by the native interpreter (``runtime.gym_python``) as

@@ -1,4 +1,4 @@
-"""Harbor worker (review-production.md §6.4): one trial of one Harbor task through ``harbor``'s
+"""Harbor worker: one trial of one Harbor task through ``harbor``'s
 trial API (``TrialConfig`` → ``Trial.create`` → ``Trial.run``).
 
 Run by ``runtime.harbor_python`` as ``<python> harbor_worker.py <input.json> <execution dir>`` with
@@ -36,7 +36,7 @@ def trial_name(*, execution_dir: Path) -> str:
 
 
 def component_verification(rewards: Any) -> dict[str, Any]:
-    """§6.8.2: finite component rewards in [0, 1] → their mean; passed only when all equal 1."""
+    """Finite component rewards in [0, 1] → their mean; passed only when all equal 1."""
     values = list(rewards.values()) if isinstance(rewards, dict) else None
     if not values or not all(
         isinstance(v, int | float)
@@ -62,7 +62,7 @@ def component_verification(rewards: Any) -> dict[str, Any]:
 
 
 def scalar_verification(rewards: Any) -> dict[str, Any]:
-    """§6.8.1: the native verifier's score as it is."""
+    """The native verifier's score as it is."""
     if not isinstance(rewards, dict) or not rewards:
         return {"status": "unavailable", "score": None, "passed": None,
                 "reason": "The verifier reported no reward", "diagnostics": {}}  # fmt: skip

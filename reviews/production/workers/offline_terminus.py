@@ -1,4 +1,4 @@
-"""``offline_terminus:OfflineTerminus2`` (review-production.md §6.8.3): Harbor's Terminus-2 agent
+"""``offline_terminus:OfflineTerminus2``: Harbor's Terminus-2 agent
 whose tools are installed from pinned local Debian packages (``offline_tooling``) before it
 starts, for tasks whose environment has no network.
 

@@ -1,4 +1,4 @@
-"""Offline Terminus tooling (review-production.md §6.8.3): the Debian packages Terminus-2 needs
+"""Offline Terminus tooling: the Debian packages Terminus-2 needs
 (tmux and what it depends on), provisioned into a task environment that has no network.
 
 The agent's options name a package manifest (a JSON list of ``{filename, sha256, …}``) and the

@@ -1,4 +1,4 @@
-"""Packed Harbor tasks (review-production.md §6.4): a task manifest's ``packed_task`` unpacked
+"""Packed Harbor tasks: a task manifest's ``packed_task`` unpacked
 into the execution's ``packed-task-cache/``.
 
 Two formats:

@@ -1,4 +1,4 @@
-"""What every native worker shares (review-production.md §6): events, native code capture, the
+"""What every native worker shares: events, native code capture, the
 solver's chat calls and the error outcome.
 
 Standalone: imported by the worker scripts beside it (their folder is ``sys.path[0]``) inside the
@@ -80,7 +80,7 @@ class EventLog:
 
 
 class NativeCapture:
-    """Records which native modules' code actually runs (§6.6).
+    """Records which native modules' code actually runs.
 
     A profile hook (cheaper than a line tracer: it fires on calls only) notes the module of every
     called function; code objects already seen are skipped, so the cost is one set lookup per call.
@@ -245,7 +245,7 @@ def solver_unavailable_exit(*, events: EventLog, execution_dir: Path, exc: BaseE
 
 class CriticRecorder:
     """Saves a learned verifier's critic calls as ``verifier/critic/call-NNN/{request,response}
-    .json`` (§13, difficulty §6).
+    .json``.
 
     MarinSkyRL's learned verifiers reach their critic model through the OpenAI-compatible
     ``base_url`` of each ``judges.<name>`` entry of the environment's config. For the attempt,
@@ -333,7 +333,7 @@ def _forwarder(recorder: CriticRecorder) -> Any:
 
 
 def error_outcome(*, events: EventLog, exc: BaseException, turns: int) -> dict[str, Any]:
-    """§6.5: an exception inside the worker becomes an ``error`` verification, never a crash."""
+    """An exception inside the worker becomes an ``error`` verification, never a crash."""
     events.write(
         "execution_error",
         type=type(exc).__name__,

@@ -1,4 +1,4 @@
-"""make_difficulty's ``source.atlas_url`` read is bounded like a model call (issue 25 §5): a
+"""make_difficulty's ``source.atlas_url`` read is bounded like a model call: a
 deadline for the whole read, a size cap, and one line (never a traceback) for every failure."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""make_difficulty's attempts fork from a warm attempt host per route (issue 20 §5), record what
+"""make_difficulty's attempts fork from a warm attempt host per route, record what
 a fresh interpreter records, and leave no process behind when the run ends."""
 
 from __future__ import annotations

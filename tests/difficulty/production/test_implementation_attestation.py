@@ -1,4 +1,4 @@
-"""attest_execution (difficulty.md §16.2): parsed, normalised definitions of the task loader, the
+"""attest_execution: parsed, normalised definitions of the task loader, the
 worker launcher and the code-identity check with what they reference — never imported."""
 
 from __future__ import annotations

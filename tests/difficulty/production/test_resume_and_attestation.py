@@ -1,5 +1,5 @@
 """--resume reuses every finished attempt (a finished run makes no call), refuses changed inputs,
-and attests changed production code so publish_difficulty can judge it (difficulty.md §16)."""
+and attests changed production code so publish_difficulty can judge it."""
 
 from __future__ import annotations
 
