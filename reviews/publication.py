@@ -204,8 +204,8 @@ def _result(run: ValidatedRun, source: Source, *, capped: bool, rated: bool) -> 
 
 
 def bind_grading_review(*, review: Review, evidence_path: str, user: Any = None) -> GradingBinding:
-    """A curator's binding of a review to the source's grading revision through a proof artifact
-    ; refused unless the binding would be valid."""
+    """A curator's binding of a review to the source's grading revision through a proof artifact;
+    refused unless the binding would be valid."""
     with transaction.atomic():
         source = Source.objects.select_for_update().get(id=review.source_id)
         row = RowRevisions.of(source)

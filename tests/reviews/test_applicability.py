@@ -248,7 +248,9 @@ def test_curator_binding_enrols_the_source(review_with_proof, write_catalog):
 
     binding = bind_grading_review(review=review, evidence_path=PROOF_PATH)
 
-    assert binding.evidence_path == PROOF_PATH
+    stored = GradingBinding.objects.get(pk=binding.pk)
+    proof = review.artifacts.get(path=PROOF_PATH)
+    assert (stored.evidence_sha256, stored.grading_revision) == (proof.sha256, GRADING_REVISION)
     row = source_row()
     assert row.grading_tracking == "source-specific"
     assert shown(row) == ("good", "current", False)
