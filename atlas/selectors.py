@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.core.cache import cache
-from django.db.models import Count, Min, Q, QuerySet, Sum
+from django.db.models import Count, Q, QuerySet, Subquery, Sum
 
 from atlas.models import Refresh, RefreshRun, Source
 
@@ -125,10 +125,21 @@ class SyncStatus:
 
 
 def sync_status() -> SyncStatus:
-    summary = Refresh.objects.aggregate(rows=Count("pk"), earliest=Min("checked_at"))
-    last_run = RefreshRun.objects.order_by("-started_at", "-id").first()
+    """The last run and the earliest check of any origin, in one query while a run is recorded
+    (the earliest check as a subquery of it; ``checked_at`` is never null, so a check exists
+    exactly when there are refreshes)."""
+    earliest = Refresh.objects.order_by("checked_at").values("checked_at")[:1]
+    last_run = (
+        RefreshRun.objects.annotate(refreshes_checked_at=Subquery(earliest))
+        .order_by("-started_at", "-id")
+        .first()
+    )
+    if last_run is not None:
+        earliest_checked_at = last_run.refreshes_checked_at
+    else:
+        earliest_checked_at = earliest.values_list("checked_at", flat=True).first()
     return SyncStatus(
-        has_refreshes=bool(summary["rows"]),
-        earliest_checked_at=summary["earliest"],
+        has_refreshes=earliest_checked_at is not None,
+        earliest_checked_at=earliest_checked_at,
         last_run=last_run,
     )

@@ -352,6 +352,27 @@ def test_last_sync_shows_the_earliest_checked_at(client, catalog):
     )
 
 
+def test_sync_status_with_and_without_a_recorded_run(django_assert_num_queries):
+    from atlas.models import Refresh
+    from atlas.selectors import sync_status
+
+    empty = sync_status()
+    assert not empty.has_refreshes and empty.earliest_checked_at is None and not empty.last_run
+    early, late = (dt.datetime(2025, 3, day, tzinfo=dt.UTC) for day in (3, 4))
+    for origin, checked_at in (("A", late), ("B", early)):
+        Refresh.objects.create(
+            origin=origin, revision="c" * 64, checked_at=checked_at, synced_at=checked_at
+        )
+    unrun = sync_status()  # refreshes without a run: the earliest check by its own query
+    assert unrun.has_refreshes and unrun.earliest_checked_at == early and unrun.last_run is None
+    run = RefreshRun.objects.create(started_at=late, finished_at=late, trigger="command",
+                                    outcome="synced")  # fmt: skip
+    with django_assert_num_queries(1):
+        status = sync_status()
+    assert status.has_refreshes and status.earliest_checked_at == early
+    assert status.last_run == run and not status.last_run_failed
+
+
 def test_curator_chrome_and_status(client, catalog):
     client.force_login(make_curator())
     html = page(client)
@@ -403,9 +424,9 @@ def test_page_query_count_is_constant_in_page_size(
     for n in range(0, 600, 50):
         make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
     client.get("/")  # caches the vocabulary of this inventory version
-    # the vocabulary's key (the newest run), the refresh totals, the last run, the view's counts,
-    # the rows (the filter options' counts are asked for apart: /facets.json)
-    with django_assert_num_queries(5):
+    # the vocabulary's key (the newest run), the last run with the earliest check, the view's
+    # counts, the rows (the filter options' counts are asked for apart: /facets.json)
+    with django_assert_num_queries(4):
         response = client.get(f"/?page_size={page_size}&show_bad=1")
     assert response.content.decode().count("data-source-id=") == page_size
 
