@@ -292,14 +292,24 @@ def test_make_review_refuses_a_hostile_task_dir_before_any_work(request, tmp_pat
     assert not output.exists()
 
 
-def test_a_saved_task_record_cannot_set_its_own_confinement():
+def test_a_saved_task_record_cannot_set_its_own_confinement(tmp_path):
     """A record read back from a saved run (a downloaded one, say) names the record's fields
     only: the confinement is set by the dataset's reader, never by the record."""
-    from reviews.production.tasks import RECORD_FIELDS, Task
+    from reviews.curation.execution import replay_task
+    from reviews.curation.saved_runs import SavedAttempt
+    from reviews.production.tasks import Confinement, Task
 
-    record = Task(
+    task = Task(
         id="t", route="skyrl_gym", repository="r", dataset_revision=None, source_id="s",
         task_path="t", row_index=0, prompt=[], extras={}, env_id=None,
-    ).record()  # fmt: skip
-    assert "confinement" not in record and set(record) <= set(RECORD_FIELDS)
-    assert "confinement" not in RECORD_FIELDS
+        confinement=Confinement.of(tmp_path),
+    )  # fmt: skip
+    record = task.record()
+    assert "confinement" not in record and Task(**record) == task
+    saved = {**record, "confinement": {"folder": "/", "roots": ["/"]}}
+    attempt = SavedAttempt(
+        run_dir=tmp_path, task_folder="tasks/0000", execution_path="tasks/0000/execution-000",
+        task=saved, model={}, config={}, attempt={}, responses=(),
+    )  # fmt: skip
+    replayed = replay_task(attempt)
+    assert replayed == task and replayed.confinement is None
