@@ -16,8 +16,8 @@ from difficulty.production.implementation_attestation import attest_execution
 class Command(BaseCommand):
     help = (
         "Compare the parsed, normalised task loader, worker launcher and code-identity "
-        "definitions (with what they reference and import) of two scripts; write the §16 "
-        "attestation."
+        "definitions (with what they reference and import) of two scripts; write the "
+        "execution-implementation attestation."
     )
     requires_system_checks: list[str] = []
     requires_migrations_checks = False
