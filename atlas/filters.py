@@ -109,12 +109,13 @@ def choice_filter(
     *,
     choices,
     method: str,
-    label: str | None = None,
+    label: str,
     listed: tuple[str, ...] | None = None,
     note: str = "",
 ) -> ValueFilter:
     """A filter taking the values of ``choices``, whose refusal lists ``listed``, else every
-    choice."""
+    choice. The label is given, not derived from the model per filter set (django-filter would
+    resolve it for each query's copy of the filter)."""
     values = tuple(value for value, _ in choices if value)
     return ValueFilter(
         values=values,
@@ -206,22 +207,34 @@ class SourceFilterSet(django_filters.FilterSet):
     q = django_filters.CharFilter(method="filter_search", label="Search")
     # The choices of these two are the vocabulary's, set on each filter set's form (__init__).
     origin = choice_filter(choices=(), method="filter_origin", label="Catalog (origin name)")
-    type = choice_filter(choices=TYPE_CHOICES, method="filter_type")
-    turns = choice_filter(choices=TURNS_CHOICES, method="filter_turns")
+    type = choice_filter(choices=TYPE_CHOICES, method="filter_type", label="Type")
+    turns = choice_filter(choices=TURNS_CHOICES, method="filter_turns", label="Turns")
     family = choice_filter(choices=(), method="filter_family", label="Family, or unknown")
-    benchmark = choice_filter(choices=BENCHMARK_CHOICES, method="filter_benchmark")
-    quality = choice_filter(choices=QUALITY_CHOICES, method="filter_quality")
-    difficulty = choice_filter(choices=DIFFICULTY_CHOICES, method="filter_difficulty")
-    difficulty_status = choice_filter(
-        choices=DIFFICULTY_STATUS_CHOICES, method="filter_difficulty_status"
+    benchmark = choice_filter(
+        choices=BENCHMARK_CHOICES, method="filter_benchmark", label="Benchmark"
     )
-    show_bad = choice_filter(choices=TOGGLE_CHOICES, method="keep", note=" Also true, false, 0.")
+    quality = choice_filter(choices=QUALITY_CHOICES, method="filter_quality", label="Quality")
+    difficulty = choice_filter(
+        choices=DIFFICULTY_CHOICES, method="filter_difficulty", label="Difficulty"
+    )
+    difficulty_status = choice_filter(
+        choices=DIFFICULTY_STATUS_CHOICES,
+        method="filter_difficulty_status",
+        label="Difficulty status",
+    )
+    show_bad = choice_filter(
+        choices=TOGGLE_CHOICES, method="keep", label="Show bad", note=" Also true, false, 0."
+    )
     show_excluded = choice_filter(
-        choices=TOGGLE_CHOICES, method="keep", note=" Also true, false, 0."
+        choices=TOGGLE_CHOICES,
+        method="keep",
+        label="Show excluded",
+        note=" Also true, false, 0.",
     )
     sort = choice_filter(
         choices=SORT_CHOICES,
         method="keep",
+        label="Sort",
         listed=SORT_KEYS,
         note=" A - prefix sorts descending (-rows).",
     )
