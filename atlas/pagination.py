@@ -83,7 +83,16 @@ class CatalogPagination(BasePagination):
         self, queryset: QuerySet | Sequence[Any], request, view=None
     ) -> list[Any]:
         number, size = strict_paging(request.query_params)
-        self.count = len(queryset) if isinstance(queryset, Sequence) else queryset.count()
+        start = (number - 1) * size
+        rows = list(queryset[start : start + size])
+        # A page that is not full is the last one: its rows give the count. Only a full page, or
+        # an empty one past the first, asks the database to count.
+        if isinstance(queryset, Sequence):
+            self.count = len(queryset)
+        elif len(rows) < size and (rows or number == 1):
+            self.count = start + len(rows)
+        else:
+            self.count = queryset.count()
         self.window = page_window(matching=self.count, number=number, size=size)
         if number > self.window.pages:
             # An empty list still has its page 1 (count 0, no results).
@@ -92,8 +101,7 @@ class CatalogPagination(BasePagination):
                 f"{self.count} rows at {size} per page."
             )
         self.url = request.build_absolute_uri()
-        start = self.window.offset
-        return list(queryset[start : start + size])
+        return rows
 
     def _link(self, number: int) -> str:
         if number == 1:

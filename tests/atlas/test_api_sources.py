@@ -128,6 +128,27 @@ def test_list_query_count_is_constant(client, write_catalog, django_assert_num_q
     assert len(body["results"]) == page_size
 
 
+def test_a_page_that_is_not_full_is_counted_from_its_rows(
+    client, write_catalog, django_assert_num_queries
+):
+    seed(
+        write_catalog, [make_row(f"MarinSkyRL:s{n:02}", display_name=f"s{n:02}") for n in range(30)]
+    )
+    # the last page, or the only one: the rows alone (their number is the count)
+    for path, count, shown in (("?page_size=25&page=2", 30, 5), ("?q=s0", 10, 10), ("?q=zz", 0, 0)):
+        with django_assert_num_queries(1):
+            body = client.get(f"/api/sources/{path}").json()
+        assert (body["count"], len(body["results"])) == (count, shown)
+    # a full page, and a page past the last, are counted by the database
+    with django_assert_num_queries(2):
+        body = client.get("/api/sources/?page_size=25").json()
+    assert body["count"] == 30 and body["next"].endswith("page=2&page_size=25")
+    with django_assert_num_queries(2):
+        response = client.get("/api/sources/?page_size=25&page=3")
+    assert response.status_code == 404
+    assert "past the last page (2) of 30 rows" in response.json()["detail"]
+
+
 def test_an_origin_or_family_no_source_has_is_refused(client, catalog):
     for parameter in ("origin", "family"):
         response = client.get(f"/api/sources/?{parameter}=Nowhere")
