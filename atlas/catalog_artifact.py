@@ -155,6 +155,11 @@ class _Artifact:
         return found
 
 
+def _not_found(path: Path) -> CatalogInvalid:
+    """Rule 1's refusal: a missing file, and a path that is a directory, alike."""
+    return CatalogInvalid(f"Catalog artifact not found: {path}")
+
+
 @contextlib.contextmanager
 def _opened(path: Path) -> Iterator[_Artifact]:
     """The artifact, if it is a regular file within the size cap (a FIFO or a device must neither
@@ -164,12 +169,12 @@ def _opened(path: Path) -> Iterator[_Artifact]:
         # O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
         descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
     except OSError:
-        raise CatalogInvalid(f"Catalog artifact not found: {path}") from None
+        raise _not_found(path) from None
     info = os.fstat(descriptor)
     if not stat.S_ISREG(info.st_mode):
         os.close(descriptor)
         if stat.S_ISDIR(info.st_mode):
-            raise CatalogInvalid(f"Catalog artifact not found: {path}")
+            raise _not_found(path)
         raise CatalogInvalid(f"Catalog artifact is not a regular file: {path}")
     with os.fdopen(descriptor, "rb") as handle:
         if info.st_size > limit:
