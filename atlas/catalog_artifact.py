@@ -19,7 +19,7 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import Callable, Iterator, Set
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -27,7 +27,7 @@ from typing import Any, BinaryIO
 import orjson
 from django.conf import settings
 
-from atlas import json_stream, json_values, source_ids, timestamps, validated_rows
+from atlas import json_stream, json_values, source_ids, timestamps
 from atlas.canonical_form import canonical_row, catalog_revision
 from atlas.json_schemas import SchemaValidator
 from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
@@ -85,12 +85,10 @@ class OriginSnapshot:
     origin: str
     revision: str
     revised_at: str | None
-    # Per row, in the artifact's order: its id, its canonical bytes (``atlas.canonical_form``;
-    # a hundred thousand parsed rows took three times the memory) and its validation digest
-    # (``atlas.validated_rows``).
+    # Per row, in the artifact's order: its id and its canonical bytes (``atlas.canonical_form``;
+    # a hundred thousand parsed rows took three times the memory).
     ids: tuple[str, ...]
     parts: tuple[bytes, ...]
-    digests: tuple[str, ...]
 
     @property
     def rows(self) -> tuple[dict[str, Any], ...]:
@@ -182,17 +180,15 @@ def _opened(path: Path) -> Iterator[_Artifact]:
         yield _Artifact(handle, limit=limit, path=path)
 
 
-def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) -> ValidatedCatalog:
-    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once.
-    ``proven`` answers the validation digests known to have passed (the stored sources'); it is
-    asked once, when the first row's rules are to be checked."""
+def load_catalog(path: Path) -> ValidatedCatalog:
+    """Read and validate the whole artifact. An unchanged file (same bytes) is validated once."""
     with _opened(Path(path)) as artifact:
         if _cache:  # this process validated an artifact before: is this file the same?
             with _cache_lock:
                 cached = _cache.get(artifact.digest())
             if cached is not None:
                 return cached
-        validated = _validated(artifact, proven=proven)
+        validated = _validated(artifact)
         digest = artifact.hash.hexdigest()  # of the bytes the validation read
     with _cache_lock:
         _cache.clear()
@@ -200,18 +196,16 @@ def load_catalog(path: Path, *, proven: Callable[[], Set[str]] | None = None) ->
     return validated
 
 
-def validate_bytes(
-    data: bytes, *, proven: Callable[[], Set[str]] | None = None
-) -> ValidatedCatalog:
+def validate_bytes(data: bytes) -> ValidatedCatalog:
     """Validate an artifact held in memory, as ``load_catalog`` validates a file."""
-    return _validated(_Artifact(io.BytesIO(data), limit=None), proven=proven)
+    return _validated(_Artifact(io.BytesIO(data), limit=None))
 
 
-def _validated(artifact: _Artifact, *, proven: Callable[[], Set[str]] | None) -> ValidatedCatalog:
+def _validated(artifact: _Artifact) -> ValidatedCatalog:
     """Stream the rows through the rules; a document the stream reader does not take is read
     whole, so that a refusal names what the whole-document reader names."""
     watching = json_values.WatchingDecoder()
-    intake = _Intake(proven)
+    intake = _Intake()
     header: dict[str, Any] = {}
     listed = False
     numbers = 0  # the decoder's count of unstorable numbers so far
@@ -232,11 +226,11 @@ def _validated(artifact: _Artifact, *, proven: Callable[[], Set[str]] | None) ->
             numbers = counts
     except json_stream.Unstreamable:
         artifact.rewind()
-        return _validated_whole(artifact.read(), proven=proven)
+        return _validated_whole(artifact.read())
     return intake.verdict(header, listed=listed)
 
 
-def _validated_whole(data: bytes, *, proven: Callable[[], Set[str]] | None) -> ValidatedCatalog:
+def _validated_whole(data: bytes) -> ValidatedCatalog:
     try:
         scanned = json_values.loads_scanned(data)
     except json_values.UnreadableJson as exc:
@@ -244,7 +238,7 @@ def _validated_whole(data: bytes, *, proven: Callable[[], Set[str]] | None) -> V
     document = scanned.document
     if not isinstance(document, dict):
         raise CatalogInvalid("Catalog artifact is not valid JSON: the document is not an object")
-    intake = _Intake(proven)
+    intake = _Intake()
     rows = document.get("sources")
     if isinstance(rows, list):
         for row in rows:
@@ -257,13 +251,11 @@ class _Intake:
     so that the first failure reported is that of the first rule in the rules' order (and of the
     first row failing it), whatever the position of the rows and members in the document."""
 
-    def __init__(self, proven: Callable[[], Set[str]] | None) -> None:
-        self.proven = proven
-        self.passed: Set[str] | None = None
+    def __init__(self) -> None:
         self.revision = hashlib.sha256(b"[")  # ``canonical_form.revision_of``, row by row
         self.separator = b""
         self.ids: set[str] = set()
-        self.by_origin: dict[str, tuple[list[str], list[bytes], list[str]]] = {}
+        self.by_origin: dict[str, tuple[list[str], list[bytes]]] = {}
         self.malformed = False  # rule 7
         self.duplicate: str | None = None  # rule 8
         self.invalid: str | None = None  # rule 9
@@ -288,19 +280,10 @@ class _Intake:
         self.ids.add(source_id)
         if self.duplicate is not None or self.invalid is not None:
             return
-        digest = validated_rows.row_digest(part)
-        # A row whose exact content passed these rules before (a stored source's digest) passes.
-        if digest not in self._passed():
-            self.invalid = _row_failure(row, thorough=thorough)
-        ids, parts, digests = self.by_origin.setdefault(origin, ([], [], []))
+        self.invalid = _row_failure(row, thorough=thorough)
+        ids, parts = self.by_origin.setdefault(origin, ([], []))
         ids.append(source_id)
         parts.append(part)
-        digests.append(digest)
-
-    def _passed(self) -> Set[str]:
-        if self.passed is None:
-            self.passed = self.proven() if self.proven is not None else frozenset()
-        return self.passed
 
     def verdict(self, header: dict[str, Any], *, listed: bool) -> ValidatedCatalog:
         """The validated catalog, or the first failed rule's refusal. ``header``: the document's
@@ -332,9 +315,8 @@ class _Intake:
                 revised_at=revised_at,
                 ids=tuple(ids),
                 parts=tuple(parts),
-                digests=tuple(digests),
             )
-            for origin, (ids, parts, digests) in sorted(self.by_origin.items())
+            for origin, (ids, parts) in sorted(self.by_origin.items())
         )
         return ValidatedCatalog(revision=revision, revised_at=revised_at, snapshots=snapshots)
 

@@ -27,10 +27,6 @@ class Source(models.Model):
     id = models.TextField(primary_key=True)
     origin = models.TextField(db_index=True)
     payload = models.JSONField()
-    # The validation digest of the artifact row the payload was written from
-    # (atlas.validated_rows); null when unknown. A raw write of the payload clears it (triggers of
-    # migration 0008), so the sync can trust it to skip validating and comparing unchanged rows.
-    payload_digest = models.CharField(max_length=64, null=True, blank=True, editable=False)
     active = models.BooleanField(default=True)
 
     # Curated columns: written by publication, defect handling and guarded admin edits, never a

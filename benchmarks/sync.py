@@ -160,23 +160,18 @@ def service_sync(path: Path, *, force: bool = False) -> tuple[float, int]:
 
 def baseline_states(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
     """The columns the service writes, and per source id the values it writes besides the payload
-    (the display state and the validation digest, computed outside the timing: they are the
-    project's own rules, not I/O)."""
-    from atlas.canonical_form import canonical_rows
+    (the display state, computed outside the timing: the project's own rules, not I/O)."""
     from atlas.display_state import EMPTY_CONTEXT, compute_display_state
     from atlas.services.sync import UPSERT_FIELDS
-    from atlas.validated_rows import row_digests
 
     columns = ["id", *UPSERT_FIELDS]
-    digests = row_digests(canonical_rows(rows))
     states = {}
-    for row, digest in zip(rows, digests, strict=True):
+    for row in rows:
         state = compute_display_state(payload=row, curated={}, active=True, context=EMPTY_CONTEXT)
         record = {
             "id": row["id"],
             "origin": row["origin"],
             "payload": None,
-            "payload_digest": digest,
             "active": True,
             **state,
         }

@@ -27,7 +27,7 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 1000
 BUSY_MESSAGE = "Another visitor is refreshing the catalog. Your saved data remains available."
 BUSY_RESULT = {"busy": True, "message": BUSY_MESSAGE}
-UPSERT_FIELDS = ["origin", "payload", "payload_digest", "active", *DISPLAY_COLUMNS]
+UPSERT_FIELDS = ["origin", "payload", "active", *DISPLAY_COLUMNS]
 
 
 class SyncRejected(Exception):
@@ -53,7 +53,7 @@ def sync_catalog(
     # A 100,000-row artifact is millions of live objects: see atlas.gc_pause.
     with collector_paused():
         try:
-            catalog = load_catalog(Path(catalog_path), proven=_proven_digests)
+            catalog = load_catalog(Path(catalog_path))
         except CatalogInvalid as exc:
             run = _record_failure(started_at, trigger, force, user_id, str(exc), revision=None)
             raise SyncRejected(str(exc), run.id) from exc
@@ -129,7 +129,7 @@ def _reconcile(
     rows_written = 0
     touched_ids: set[str] = set()
     history = ChangeRecorder()  # the catalog history (atlas.services.changes)
-    stored: dict[str, StoredRow] | None = None  # read once, when the first origin changed
+    stored: set[str] | None = None  # the stored ids, read once, when the first origin changed
     # Retired at the end, flag and display state in one write; a source listed under a later
     # origin leaves this set when it is written there.
     retiring: set[str] = set()
@@ -211,19 +211,18 @@ def _rewrite_origin(
     snapshot: OriginSnapshot,
     history: ChangeRecorder,
     force: bool,
-    stored: dict[str, StoredRow],
+    stored: set[str],
     retiring: set[str],
 ) -> tuple[int, list[str]]:
     """Write the snapshot's rows and add this origin's rows missing from it to ``retiring`` (the
     sync retires them at its end); returns the rows written and the ids retired here.
 
-    ``stored`` is what the inventory held when the sync began. A row stored active under this
-    origin with the same validation digest carries the payload already stored: it is skipped
-    without reading it back (its display state is current, because every writer of what that
-    depends on recomputes it), unless the sync is forced, which recomputes the display state of
-    every row (and writes the rows whose state changed). New rows are inserted; rows with another
-    payload, origin, activity or digest are rewritten. Reads and writes are batched, never one
-    query per row.
+    ``stored`` holds the ids the inventory held when the sync began. New rows are inserted; a
+    stored row is compared with its stored payload: one active under this origin with an equal
+    payload is left alone (its display state is current, because every writer of what that depends
+    on recomputes it), unless the sync is forced, which recomputes the display state of every row
+    (and writes the rows whose state changed); the others are rewritten. Reads and writes are
+    batched, never one query per row.
     """
     snapshot_ids = set(snapshot.ids)
     with connection.cursor() as cursor:  # raw: the ORM took four times as long for 25,000 ids
@@ -237,48 +236,27 @@ def _rewrite_origin(
     retiring.update(missing)
     retiring.difference_update(snapshot_ids)  # retired from an origin before, listed here now
 
-    new: list[Incoming] = []
-    differing: list[Incoming] = []
-    same: list[Incoming] = []
-    for source_id, part, digest in zip(snapshot.ids, snapshot.parts, snapshot.digests, strict=True):
-        known = stored.get(source_id)
-        if known is None:
-            new.append((part, digest))
-        elif not _carries(known, origin=snapshot.origin, digest=digest):
-            differing.append((part, digest))
-        elif force:
-            same.append((part, digest))
+    new: list[bytes] = []
+    known: list[bytes] = []
+    for source_id, part in zip(snapshot.ids, snapshot.parts, strict=True):
+        (known if source_id in stored else new).append(part)
     written = _insert_new(new, snapshot.origin, history)
-    written += _rewrite_stored(differing, snapshot.origin, history, same_payload=False)
-    written += _rewrite_stored(same, snapshot.origin, history, same_payload=True)
+    written += _rewrite_stored(known, snapshot.origin, history, force=force)
     return written, missing
 
 
-# An artifact row's canonical bytes and its validation digest.
-Incoming = tuple[bytes, str]
-# An artifact row parsed, the payload to write for it and its validation digest.
-Parsed = tuple[dict[str, Any], Any, str]
-# A stored source as the sync first sees it: origin, active, payload digest.
-StoredRow = tuple[str, bool, str | None]
+# An artifact row parsed, and the payload to write for it.
+Parsed = tuple[dict[str, Any], Any]
 
 
-def _stored_rows() -> dict[str, StoredRow]:
-    """Every stored source by id (raw rows: the ORM took twice as long for 100,000)."""
+def _stored_rows() -> set[str]:
+    """Every stored source's id (raw rows: the ORM took twice as long for 100,000)."""
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT id, origin, active, payload_digest FROM {Source._meta.db_table}")
-        return {row[0]: (row[1], bool(row[2]), row[3]) for row in cursor.fetchall()}
-
-
-def _proven_digests() -> set[str]:
-    """The validation digests of the stored payloads: their rows passed validation already."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT payload_digest FROM {Source._meta.db_table} WHERE payload_digest IS NOT NULL"
-        )
+        cursor.execute(f"SELECT id FROM {Source._meta.db_table}")
         return {row[0] for row in cursor.fetchall()}
 
 
-def _insert_new(rows: list[Incoming], origin: str, history: ChangeRecorder) -> int:
+def _insert_new(rows: list[bytes], origin: str, history: ChangeRecorder) -> int:
     """Insert sources no row of the inventory has. On PostgreSQL they stream straight into the
     table with ``COPY``: the server indexes the rows already sent while the next ones are computed
     (the two cores work at once; a staging table would make the server wait for the last row)."""
@@ -292,19 +270,16 @@ def _insert_new(rows: list[Incoming], origin: str, history: ChangeRecorder) -> i
     return len(rows)
 
 
-def _parsed(rows: list[Incoming]) -> list[Parsed]:
+def _parsed(rows: list[bytes]) -> list[Parsed]:
     """The rows of a batch parsed (``OriginSnapshot.rows`` says why orjson reads them exactly).
     PostgreSQL is given the canonical bytes as the payload (no serialising the row again)."""
     if connection.vendor == "postgresql":
-        return [
-            (orjson.loads(part), bulk_writes.JsonText(part.decode("ascii")), digest)
-            for part, digest in rows
-        ]
-    return [(row := orjson.loads(part), row, digest) for part, digest in rows]
+        return [(orjson.loads(part), bulk_writes.JsonText(part.decode("ascii"))) for part in rows]
+    return [(row := orjson.loads(part), row) for part in rows]
 
 
 def _new_records(
-    rows: list[Incoming], origin: str, history: ChangeRecorder
+    rows: list[bytes], origin: str, history: ChangeRecorder
 ) -> Iterator[dict[str, Any]]:
     for start in range(0, len(rows), BATCH_SIZE):
         batch = _parsed(rows[start : start + BATCH_SIZE])
@@ -313,7 +288,7 @@ def _new_records(
         states = display_states(
             snapshots=[
                 SourceSnapshot(id=row["id"], payload=row, active=True, curated={}, stored=False)
-                for row, _, _ in batch
+                for row, _ in batch
             ]
         )
         for parsed in batch:
@@ -322,54 +297,49 @@ def _new_records(
 
 
 def _record(parsed: Parsed, origin: str, state: dict[str, Any]) -> dict[str, Any]:
-    row, payload, digest = parsed
-    return {
-        "id": row["id"],
-        "origin": origin,
-        "payload": payload,
-        "payload_digest": digest,
-        "active": True,
-        **state,
-    }
+    row, payload = parsed
+    return {"id": row["id"], "origin": origin, "payload": payload, "active": True, **state}
 
 
-def _rewrite_stored(
-    rows: list[Incoming], origin: str, history: ChangeRecorder, *, same_payload: bool
-) -> int:
-    """Write the sources among ``rows`` (a source missing after all is inserted).
+def _same_payload(stored: Any, row: dict[str, Any]) -> bool:
+    """Whether a stored payload is the row: equal as JSON values, types included (Python's ``==``
+    takes ``true`` for ``1`` and ``1.0`` for ``1``; orjson's bytes with sorted keys do not)."""
+    return orjson.dumps(stored, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+        row, option=orjson.OPT_SORT_KEYS
+    )
 
-    Without ``same_payload`` the rows carry another payload, activity, origin or digest than the
-    stored ones: all are written, their stored payloads read only for the history. With it, the
-    rows' digests say the stored payloads are theirs (a forced sync): payloads are not read, and
-    only rows whose display state changed are written; a row whose locked state says otherwise
-    after all is rewritten in full."""
-    columns = ["id", "origin", "active", "payload_digest", *CURATED_FIELDS]
-    if same_payload:
-        columns.extend(DISPLAY_COLUMNS)
-        text: dict[str, Any] = {}
-    else:
-        # As text, for orjson (json.loads of the payloads was a tenth of a 10 %-changed sync).
-        text = {"payload_text": Cast("payload", TextField())}
+
+def _rewrite_stored(rows: list[bytes], origin: str, history: ChangeRecorder, *, force: bool) -> int:
+    """Write the stored sources among ``rows`` that differ (a source missing after all is
+    inserted): another payload, origin or activity. A row that carries its stored payload is left
+    alone, or, in a forced sync, written only when its display state changed."""
+    columns = ["id", "origin", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS]
     upserts: list[dict[str, Any]] = []
-    recheck: list[Incoming] = []
     for start in range(0, len(rows), BATCH_SIZE):
-        pairs = rows[start : start + BATCH_SIZE]
-        batch = _parsed(pairs)
+        batch = _parsed(rows[start : start + BATCH_SIZE])
         existing = {
             item["id"]: item
             # Row locks make curated writers (publication, defects) and this sync wait for each
             # other, so a display state is never computed from curated values a writer replaced.
+            # The payloads as text, for orjson (json.loads of them was a tenth of a sync).
             for item in Source.objects.select_for_update()
-            .filter(id__among=[row["id"] for row, _, _ in batch])
-            .values(*columns, **text)
+            .filter(id__among=[row["id"] for row, _ in batch])
+            .values(*columns, payload_text=Cast("payload", TextField()))
         }
-        if same_payload:
-            held = [_holds(existing, row["id"], digest, origin) for row, _, digest in batch]
-            recheck.extend(pair for pair, holds in zip(pairs, held, strict=True) if not holds)
-            batch = [parsed for parsed, holds in zip(batch, held, strict=True) if holds]
-        else:
-            for item in existing.values():
-                item["payload"] = json_values.loads_stored(item.pop("payload_text"))
+        kept: list[tuple[Parsed, bool]] = []
+        for parsed in batch:
+            row = parsed[0]
+            stored = existing.get(row["id"])
+            if stored is not None:
+                stored["payload"] = json_values.loads_stored(stored.pop("payload_text"))
+            same = (
+                stored is not None
+                and stored["origin"] == origin
+                and bool(stored["active"])
+                and _same_payload(stored["payload"], row)
+            )
+            if force or not same:
+                kept.append((parsed, same))
         # The display state is computed before the new payload is written, so the contexts must
         # judge grading bindings against the incoming rows, not the stored ones.
         states = display_states(
@@ -383,36 +353,20 @@ def _rewrite_stored(
                     else {},
                     stored=row["id"] in existing,
                 )
-                for row, _, _ in batch
+                for (row, _), _same in kept
             ]
         )
-        for parsed in batch:
+        for parsed, same in kept:
             row = parsed[0]
             stored, state = existing.get(row["id"]), states[row["id"]]
-            if not same_payload:
+            if not same:
                 history.compare(stored=stored, row=row, origin=origin)
-            elif stored is not None and all(stored[name] == state[name] for name in state):
+            elif all(stored[name] == state[name] for name in state):  # type: ignore[index]
                 continue
             upserts.append(_record(parsed, origin, state))
     if upserts:
         _upsert(upserts)
-    if recheck:
-        return len(upserts) + _rewrite_stored(recheck, origin, history, same_payload=False)
     return len(upserts)
-
-
-def _carries(known: StoredRow, *, origin: str, digest: str) -> bool:
-    """Whether a stored source is active under ``origin`` with the payload of ``digest``."""
-    return known == (origin, True, digest)
-
-
-def _holds(existing: dict[str, dict[str, Any]], source_id: str, digest: str, origin: str) -> bool:
-    """Whether the locked stored row still carries the incoming row (``_carries``)."""
-    stored = existing.get(source_id)
-    if stored is None:
-        return False
-    known = (stored["origin"], bool(stored["active"]), stored["payload_digest"])
-    return _carries(known, origin=origin, digest=digest)
 
 
 def _upsert(records: list[dict[str, Any]]) -> None:

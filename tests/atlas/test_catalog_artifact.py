@@ -383,7 +383,7 @@ def small_chunks(monkeypatch):
 def readings(data: bytes) -> tuple[ValidatedCatalog | str, ValidatedCatalog | str]:
     """The streamed and the whole-document readings' results (or refusals)."""
     found: list[ValidatedCatalog | str] = []
-    for reading in (validate_bytes, lambda data: artifact._validated_whole(data, proven=None)):
+    for reading in (validate_bytes, lambda data: artifact._validated_whole(data)):
         try:
             found.append(reading(data))
         except CatalogInvalid as exc:
@@ -455,5 +455,5 @@ def test_a_file_growing_past_the_size_cap_while_it_is_read_is_refused(tmp_path, 
     with artifact._opened(path) as opened:
         path.write_bytes(document([make_row("MarinSkyRL:a")] * 5))  # the same file, now larger
         with pytest.raises(CatalogInvalid) as caught:
-            artifact._validated(opened, proven=None)
+            artifact._validated(opened)
     assert str(caught.value) == f"Catalog artifact exceeds 2000 bytes: {path}"
