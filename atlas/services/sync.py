@@ -309,6 +309,28 @@ def _same_payload(stored: Any, row: dict[str, Any]) -> bool:
     )
 
 
+def _differing(batch: list[Parsed], origin: str) -> list[Parsed]:
+    """The rows of ``batch`` whose stored source is not active under ``origin`` with the row's
+    payload."""
+    stored = {
+        source_id: (stored_origin, active, text)
+        for source_id, stored_origin, active, text in Source.objects.filter(
+            id__among=[row["id"] for row, _ in batch]
+        ).values_list("id", "origin", "active", Cast("payload", TextField()))
+    }
+    differing = []
+    for parsed in batch:
+        known = stored.get(parsed[0]["id"])
+        if not (
+            known is not None
+            and known[0] == origin
+            and bool(known[1])
+            and _same_payload(json_values.loads_stored(known[2]), parsed[0])
+        ):
+            differing.append(parsed)
+    return differing
+
+
 def _rewrite_stored(rows: list[bytes], origin: str, history: ChangeRecorder, *, force: bool) -> int:
     """Write the stored sources among ``rows`` that differ (a source missing after all is
     inserted): another payload, origin or activity. A row that carries its stored payload is left
@@ -317,6 +339,12 @@ def _rewrite_stored(rows: list[bytes], origin: str, history: ChangeRecorder, *, 
     upserts: list[dict[str, Any]] = []
     for start in range(0, len(rows), BATCH_SIZE):
         batch = _parsed(rows[start : start + BATCH_SIZE])
+        if not force:
+            # Compared unlocked first (only a sync writes payloads, and it holds the refresh
+            # lock): the rows that carry their stored payload are neither locked nor read again.
+            batch = _differing(batch, origin)
+            if not batch:
+                continue
         existing = {
             item["id"]: item
             # Row locks make curated writers (publication, defects) and this sync wait for each
