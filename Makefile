@@ -15,7 +15,7 @@ UV := $(CURDIR)/.tools/bin/uv
 endif
 MANAGE := $(UV) run --frozen python manage.py
 # Benchmarks talk to an in-process client over plain HTTP, like the tests.
-BENCH := DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python
+BENCH := DJANGO_SETTINGS_MODULE=config.settings_test $(UV) run --frozen python
 
 .PHONY: help install run demo catalog curator test test-real-server worker beat lint check format bench clean serve
 
@@ -59,16 +59,16 @@ REAL_SERVER_CONTEXT ?= 8192
 # More options of scripts/real_server_check.py (--judge-tokens, --resumes), e.g. for a busy machine.
 REAL_SERVER_ARGS ?=
 test-real-server: install ## make_review --n 1 against a real llama-cpp-python server (SmolLM2; slow; not part of make test)
-	DJANGO_SETTINGS_MODULE=atlas.settings_test $(UV) run --frozen python scripts/real_server_check.py \
+	DJANGO_SETTINGS_MODULE=config.settings_test $(UV) run --frozen python scripts/real_server_check.py \
 		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT) $(REAL_SERVER_ARGS)
 
 worker: install ## a Celery worker against CELERY_BROKER_URL
 	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }
-	$(UV) run --frozen celery -A atlas worker --loglevel=INFO
+	$(UV) run --frozen celery -A config worker --loglevel=INFO
 
 beat: install ## the Celery scheduler for ATLAS_SYNC_SCHEDULE (run exactly one)
 	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }
-	$(UV) run --frozen celery -A atlas beat --loglevel=INFO
+	$(UV) run --frozen celery -A config beat --loglevel=INFO
 
 lint: install ## ruff check and format check
 	$(UV) run --frozen ruff check .
@@ -78,7 +78,7 @@ check: install ## lint, migrations up to date, types
 	$(UV) run --frozen ruff check .
 	$(UV) run --frozen ruff format --check .
 	$(UV) run --frozen python manage.py makemigrations --check --dry-run
-	$(UV) run --frozen mypy atlas reviews difficulty
+	$(UV) run --frozen mypy config atlas reviews difficulty
 
 format: install ## apply ruff fixes and formatting
 	$(UV) run --frozen ruff check --fix .
@@ -98,6 +98,6 @@ serve: install ## the production shape: gunicorn (WORKERS from the CPU count, --
 	$(MANAGE) migrate --noinput
 	$(MANAGE) collectstatic --noinput --verbosity 0
 	$(MANAGE) run_catalog --no-serve
-	$(UV) run --frozen gunicorn atlas.wsgi --preload --workers $(WORKERS) \
+	$(UV) run --frozen gunicorn config.wsgi --preload --workers $(WORKERS) \
 		--bind $(HOST):$(PORT) --access-logfile - --error-logfile - --timeout 60 \
 		--limit-request-line 8190

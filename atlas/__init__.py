@@ -1,3 +1,2 @@
-"""The catalog core and the project wiring. The Celery app is loaded by ``AtlasConfig.ready()``
-(and by ``celery -A atlas``), not here, so pure modules such as ``atlas.timestamps`` import without
-Celery or Django."""
+"""The catalog core. Nothing is loaded here, so pure modules such as ``atlas.timestamps`` import
+without Celery or Django; the project wiring (settings, root URLs, Celery, WSGI) is ``config``."""

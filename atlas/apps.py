@@ -7,5 +7,6 @@ class AtlasConfig(AppConfig):
     verbose_name = "RL Data Atlas catalog"
 
     def ready(self) -> None:
-        # Loads the Celery app so shared tasks bind to it in every Django process.
-        from atlas import celery, lookups  # noqa: F401  (``lookups`` registers ``__among``)
+        # ``lookups`` registers ``__among``. The Celery app is loaded with the settings, by the
+        # ``config`` package, so shared tasks bind to it in every Django process.
+        from atlas import lookups  # noqa: F401

@@ -31,7 +31,7 @@ from urllib.parse import urlsplit, urlunsplit
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 # The benchmark speaks plain HTTP to local servers, like the tests (settings_test: no HTTPS).
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings_test")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings_test")
 
 import django  # noqa: E402
 

@@ -1,6 +1,6 @@
 """`/api/sources/` and `/` against their floors, all three served over HTTP in the same run.
 
-* the project under gunicorn (``atlas.wsgi``, the production shape of ``make serve``);
+* the project under gunicorn (``config.wsgi``, the production shape of ``make serve``);
 * the raw floor (``benchmarks/raw_floor.py``) under the same gunicorn command: the project's own
   WHERE / ORDER BY / LIMIT (captured from the project's queries for the same address), one count
   and one rows statement, the rows as orjson (API) or a bare HTML table (page). Its column list is
@@ -177,7 +177,7 @@ def run(*, size: int, rounds: int, scratch: Path, dsn: str, database_url: str) -
     started: dict[str, servers.Server] = {}
     try:
         started["atlas"] = servers.gunicorn(
-            name="atlas", app="atlas.wsgi", env=env, path="/healthz", log=log
+            name="atlas", app="config.wsgi", env=env, path="/healthz", log=log
         )
         started["raw"] = servers.gunicorn(
             name="raw",

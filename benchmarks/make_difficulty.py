@@ -8,7 +8,7 @@ orchestration — sampling, code identity, launching workers, the report — not
 Figure: wall time of one run. Ideal: ``3 · n · latency / J`` (every call overlapped J at a time,
 nothing else costing time). Goal: ideal / wall ≥ 0.7.
 
-Run: ``DJANGO_SETTINGS_MODULE=atlas.settings_test .venv/bin/python benchmarks/make_difficulty.py``
+Run: ``DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python benchmarks/make_difficulty.py``
 (no database is used); ``make bench`` runs it too and puts its row in the table.
 """
 

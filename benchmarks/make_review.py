@@ -14,7 +14,7 @@ Two native routes are measured:
 - ``contract``: a standard-library worker speaking the same worker contract (one solver call, a
   string comparison as verifier). It isolates make_review's own orchestration from the verifier.
 
-Run: ``DJANGO_SETTINGS_MODULE=atlas.settings_test .venv/bin/python benchmarks/make_review.py``
+Run: ``DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python benchmarks/make_review.py``
 (no database is used).
 
 The gym route also reports its judge prompts: prompt tokens per judge call (median,

@@ -144,7 +144,7 @@ def main() -> None:
     if url.startswith("postgres"):
         recreate_postgres(url)
     os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     import django
 

@@ -76,7 +76,7 @@ def run_one(*, script: str, url: str, timeout: float, results: Path) -> tuple[li
         **os.environ,
         RESULTS_ENV: str(results),
         "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": "atlas.settings_test",
+        "DJANGO_SETTINGS_MODULE": "config.settings_test",
         "PYTHONPATH": str(HERE.parent),
     }
     command = [sys.executable, str(HERE / f"{script}.py")]

@@ -410,7 +410,7 @@ def main() -> int:
     args = parse_args()
     if args.memory_of:
         sys.path.insert(0, str(ROOT))
-        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings")
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
         import django
 
         django.setup()
@@ -420,7 +420,7 @@ def main() -> int:
     maintenance, name = server_and_name(url)
     recreate_database(maintenance, name)
     os.environ["DATABASE_URL"] = url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings")
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
     sys.path.insert(0, str(ROOT))
     try:
         import django

@@ -161,7 +161,7 @@ def run_make_review(*, config: Path, output: Path, resume: bool, log_path: Path)
                "--output", str(output), "--jobs", "1"]  # fmt: skip
     if resume:
         command.append("--resume")
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
     started = time.monotonic()
     with open(log_path, "ab") as stderr:
         done = subprocess.run(command, cwd=ROOT, env=environment, stdout=subprocess.PIPE,

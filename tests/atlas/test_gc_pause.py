@@ -50,12 +50,12 @@ def test_syncs_leave_the_collector_running(write_catalog):
 
 @pytest.mark.slow
 def test_the_wsgi_application_freezes_what_it_loaded():
-    """Requests never pay for walking the loaded project: atlas.wsgi freezes it (gc.freeze)."""
+    """Requests never pay for walking the loaded project: config.wsgi freezes it (gc.freeze)."""
     import subprocess
     import sys
 
-    probe = "import gc, atlas.wsgi; print(gc.get_freeze_count(), gc.isenabled())"
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    probe = "import gc, config.wsgi; print(gc.get_freeze_count(), gc.isenabled())"
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
     shown = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True, env=env
     )

@@ -8,9 +8,9 @@ from urllib.parse import urlsplit, urlunsplit
 import pytest
 
 import atlas.tasks as tasks
-from atlas.celery import app as celery_app
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.services import sync as sync_service
+from config.celery import app as celery_app
 from tests.conftest import make_row
 
 BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")

@@ -43,7 +43,7 @@ def child_environment() -> dict[str, str]:
         f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
         f"{database['PORT'] or 5432}/{connection.settings_dict['NAME']}"
     )
-    return {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    return {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
 
 
 def wait_for(condition, *, seconds: float = 60) -> None:

@@ -126,12 +126,12 @@ def serve(environment: dict[str, str]) -> Iterator[str]:
     port = free_port()
     env = {
         **os.environ,
-        "DJANGO_SETTINGS_MODULE": "atlas.settings_test",
+        "DJANGO_SETTINGS_MODULE": "config.settings_test",
         "CONN_MAX_AGE": "600",
         **environment,
     }
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "atlas.wsgi:application", "--bind",
+        [sys.executable, "-m", "gunicorn", "config.wsgi:application", "--bind",
          f"127.0.0.1:{port}", "--workers", "1", "--timeout", "60"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip

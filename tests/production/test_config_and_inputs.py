@@ -420,7 +420,7 @@ def test_help_describes_every_option():
     done = subprocess.run(
         [sys.executable, "manage.py", "make_review", "--help"],
         cwd=Path(__file__).resolve().parents[2],
-        env={**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"},
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"},
         capture_output=True,
         text=True,
     )

@@ -373,7 +373,7 @@ def test_ctrl_c_stops_workers_and_resume_finishes(write_config, tmp_path, model_
     model_server.latency = 0.5
     config, output = write_config(), tmp_path / "run"
     command = [sys.executable, "manage.py", "make_review", *args(config, output, "--jobs", "2")]
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
     process = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

@@ -208,7 +208,7 @@ def test_ctrl_c_during_a_slow_call_stops_within_seconds(write_config, tmp_path, 
     model_server.default = hangs_judges
     config, output = write_config(model={"timeout": 120}), tmp_path / "run"
     command = [sys.executable, "manage.py", "make_review", *args(config, output)]
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
     process = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
@@ -262,7 +262,7 @@ def test_a_second_ctrl_c_ends_the_run_and_its_workers_at_once(write_config, tmp_
     config = write_config(runtime={"workers": {"skyrl_gym": worker}})
     output = tmp_path / "run"
     command = [sys.executable, "manage.py", "make_review", *args(config, output)]
-    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "atlas.settings_test"}
+    environment = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
     process = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )

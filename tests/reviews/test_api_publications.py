@@ -246,7 +246,7 @@ def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalo
     redis = pytest.importorskip("redis")
     from celery.contrib.testing.worker import start_worker
 
-    from atlas.celery import app
+    from config.celery import app
 
     broker = "redis://127.0.0.1:6379/12"
     try:

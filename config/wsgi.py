@@ -3,7 +3,7 @@ import os
 
 from django.core.wsgi import get_wsgi_application
 
-os.environ.setdefault("DJANGO_SETTINGS_MODULE", "atlas.settings")
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
 application = get_wsgi_application()
 # What is loaded by now (Django, the apps, their modules) lives as long as the process. Frozen,
 # the collector never walks it again, and under `gunicorn --preload` the workers keep sharing the

@@ -9,7 +9,7 @@ if not os.environ.get("SECRET_KEY"):
     os.environ["SECRET_KEY"] = "test-only-secret-key-not-used-outside-the-test-suite-0123"
 os.environ.setdefault("SECURE_SSL_REDIRECT", "0")
 
-from atlas.settings import *  # noqa: F403
+from config.settings import *  # noqa: F403
 
 SECURE_HSTS_SECONDS = 0  # a browser that saw HSTS for localhost would refuse the live server
 SESSION_COOKIE_SECURE = False

@@ -112,8 +112,8 @@ except ValueError as exc:
     raise ImproperlyConfigured(f"ATLAS_TRUSTED_PROXIES: {exc}") from None
 AXES_CLIENT_IP_CALLABLE = "atlas.client_address.client_address"
 
-ROOT_URLCONF = "atlas.urls"
-WSGI_APPLICATION = "atlas.wsgi.application"
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
 
 TEMPLATES = [
     {
