@@ -11,7 +11,7 @@ from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
 from atlas import labels
-from atlas.api_csv import export_filename
+from atlas.api.csv_twin import export_filename
 from atlas.catalog_view import catalog_context
 from atlas.changes_view import changes_context
 from atlas.contributions import catalog_cells

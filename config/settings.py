@@ -101,7 +101,7 @@ AXES_COOLOFF_TIME = float(os.environ.get("AXES_COOLOFF_HOURS", "1"))  # hours
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # no banner on every command's stderr
-AXES_LOCKOUT_CALLABLE = "atlas.authentication.lockout_response"
+AXES_LOCKOUT_CALLABLE = "atlas.api.authentication.lockout_response"
 # The client address failures count against: X-Forwarded-For only from these proxies (addresses
 # or networks, comma-separated), else the connection's own address (atlas/client_address.py).
 ATLAS_TRUSTED_PROXIES = env_list("ATLAS_TRUSTED_PROXIES", [])
@@ -189,13 +189,13 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         # Session first: the API answers 403 to anyone who may not act (the documented contract).
         "rest_framework.authentication.SessionAuthentication",
-        "atlas.authentication.LockingTokenAuthentication",
+        "atlas.api.authentication.LockingTokenAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
-    "DEFAULT_SCHEMA_CLASS": "atlas.api_schema.AtlasAutoSchema",
-    "EXCEPTION_HANDLER": "atlas.api_errors.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "atlas.api.schema.AtlasAutoSchema",
+    "EXCEPTION_HANDLER": "atlas.api.errors.exception_handler",
     "DEFAULT_RENDERER_CLASSES": [
-        "atlas.renderers.FastJSONRenderer",
+        "atlas.api.renderers.FastJSONRenderer",
         "rest_framework.renderers.BrowsableAPIRenderer",
     ],
 }
@@ -209,8 +209,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
-        "atlas.api_schema.catalog_vocabulary_enums",
-        "atlas.api_schema.storable_text_parameters",
+        "atlas.api.schema.catalog_vocabulary_enums",
+        "atlas.api.schema.storable_text_parameters",
     ],
 }
 

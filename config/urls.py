@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.urls import include, path, register_converter
 
 from atlas import converters, views
-from atlas.api_index import ApiIndexView, Endpoint
+from atlas.api.index import ApiIndexView, Endpoint
 from atlas.feeds import CatalogChangesFeed
 
 register_converter(converters.SourceIdConverter, "source_id")
@@ -44,7 +44,7 @@ urlpatterns = [
     path("accounts/", include("django.contrib.auth.urls")),
     path("admin/", admin.site.urls),
     path("api/", ApiIndexView.as_view(endpoints=API_ENDPOINTS), name="api-index"),
-    path("api/", include("atlas.api_urls")),
+    path("api/", include("atlas.api.urls")),
     path("api/", include("reviews.api_urls")),
     path("api/", include("difficulty.api_urls")),
     path("", include("reviews.urls")),

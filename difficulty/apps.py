@@ -7,7 +7,7 @@ class DifficultyConfig(AppConfig):
     verbose_name = "Difficulty measurements"
 
     def ready(self) -> None:
-        from atlas.api_errors import register_domain_error
+        from atlas.api.errors import register_domain_error
         from atlas.contributions import (
             CatalogCell,
             register_catalog_cell,

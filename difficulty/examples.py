@@ -32,7 +32,7 @@ from typing import Any
 
 from django.core.management import call_command
 
-from atlas.api import source_row
+from atlas.api.views import source_row
 from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.models import Source
 from difficulty.registry import current_protocol

@@ -28,7 +28,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas.authentication import LockingTokenAuthentication
+from atlas.api.authentication import LockingTokenAuthentication
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
 from reviews import selectors
 from reviews.archives import max_publication_bytes, too_large

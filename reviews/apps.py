@@ -9,7 +9,7 @@ class ReviewsConfig(AppConfig):
     def ready(self) -> None:
         from django.db.backends.signals import connection_created
 
-        from atlas.api_errors import register_domain_error
+        from atlas.api.errors import register_domain_error
         from atlas.contributions import (
             register_curated_edit_guard,
             register_display_context,

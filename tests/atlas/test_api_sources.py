@@ -186,7 +186,7 @@ def test_json_is_rendered_by_orjson_with_drf_fallbacks():
 
     from django.utils.translation import gettext_lazy
 
-    from atlas.renderers import FastJSONRenderer
+    from atlas.api.renderers import FastJSONRenderer
 
     data = {"when": dt.datetime(2025, 3, 3, tzinfo=dt.UTC), "n": decimal.Decimal("1.5"),
             "label": gettext_lazy("Good"), "text": "é"}  # fmt: skip
@@ -203,7 +203,7 @@ def test_list_rows_from_the_narrow_columns_equal_full_rows(
 ):
     """The list reads only ``ROW_COLUMNS`` as values (its JSON as text it parses); every serialised
     field must come out as from a fully loaded source, in the same order, with no further query."""
-    from atlas.api import ROW_FIELDS, decoded, list_values, row_of_values, source_row
+    from atlas.api.views import ROW_FIELDS, decoded, list_values, row_of_values, source_row
     from atlas.models import Source
 
     seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", display_name=f"s{n}") for n in range(3)])

@@ -9,7 +9,7 @@ from django.test import RequestFactory
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from atlas.authentication import LOCKED_OUT
+from atlas.api.authentication import LOCKED_OUT
 from atlas.client_address import client_address
 
 pytestmark = pytest.mark.django_db

@@ -28,7 +28,7 @@ from typing import Any, Literal
 from drf_spectacular.openapi import AutoSchema
 from rest_framework.permissions import SAFE_METHODS, AllowAny
 
-from atlas.authentication import LockingTokenAuthentication
+from atlas.api.authentication import LockingTokenAuthentication
 
 DETAIL = {
     "type": "object",

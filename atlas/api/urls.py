@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from atlas import api
+from atlas.api import views as api
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

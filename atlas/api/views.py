@@ -26,8 +26,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from atlas import json_values, labels, timestamps
-from atlas.api_csv import SourceCSVRenderer, csv_twin_response, export_filename
-from atlas.authentication import LockingTokenAuthentication
+from atlas.api.authentication import LockingTokenAuthentication
+from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response, export_filename
+from atlas.api.renderers import FastJSONRenderer
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.display_state import CURATED_FIELDS, shown
 from atlas.filters import (
@@ -40,7 +41,6 @@ from atlas.filters import (
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
-from atlas.renderers import FastJSONRenderer
 from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.solve_rates import ROLES as SOLVE_RATE_ROLES
