@@ -36,7 +36,7 @@ FILTER = "type=RLVR&sort=-rows"
 FAMILY_FILTER = "family=text-to-sql&sort=-rows"
 GOAL_ROWS = (50, 500)  # the page sizes the speed goals are set for
 ROWS_FROM = f' FROM "{TABLE}" '
-# The filter options' counts the page's script asks for after the page (atlas.facets): measured
+# The filter options' counts the page's script asks for after the page (atlas.web.facets): measured
 # on the Atlas server alone, against the page of the same view (no floor: nothing else counts
 # facets the same way), and their plans checked for full scans.
 FACET_PATHS = {

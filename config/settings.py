@@ -75,12 +75,12 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "atlas.middleware.ContentSecurityPolicyMiddleware",
+    "atlas.web.middleware.ContentSecurityPolicyMiddleware",
     # A database or broker that is down: 503 with Retry-After, a dropped read retried once.
-    "atlas.unavailable.UnavailablePartsMiddleware",
-    "atlas.middleware.UrlLengthMiddleware",
-    "atlas.middleware.UnstorableInputMiddleware",
-    "atlas.middleware.MethodNotAllowedFirstMiddleware",
+    "atlas.web.unavailable.UnavailablePartsMiddleware",
+    "atlas.web.middleware.UrlLengthMiddleware",
+    "atlas.web.middleware.UnstorableInputMiddleware",
+    "atlas.web.middleware.MethodNotAllowedFirstMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -103,14 +103,14 @@ AXES_RESET_ON_SUCCESS = True
 AXES_VERBOSE = False  # no banner on every command's stderr
 AXES_LOCKOUT_CALLABLE = "atlas.api.authentication.lockout_response"
 # The client address failures count against: X-Forwarded-For only from these proxies (addresses
-# or networks, comma-separated), else the connection's own address (atlas/client_address.py).
+# or networks, comma-separated), else the connection's own address (atlas/web/client_address.py).
 ATLAS_TRUSTED_PROXIES = env_list("ATLAS_TRUSTED_PROXIES", [])
 try:
     for _proxy in ATLAS_TRUSTED_PROXIES:
         ipaddress.ip_network(_proxy, strict=False)
 except ValueError as exc:
     raise ImproperlyConfigured(f"ATLAS_TRUSTED_PROXIES: {exc}") from None
-AXES_CLIENT_IP_CALLABLE = "atlas.client_address.client_address"
+AXES_CLIENT_IP_CALLABLE = "atlas.web.client_address.client_address"
 
 ROOT_URLCONF = "config.urls"
 WSGI_APPLICATION = "config.wsgi.application"

@@ -1,9 +1,9 @@
 from django.contrib import admin
 from django.urls import include, path, register_converter
 
-from atlas import converters, views
 from atlas.api.index import ApiIndexView, Endpoint
-from atlas.feeds import CatalogChangesFeed
+from atlas.web import converters, views
+from atlas.web.feeds import CatalogChangesFeed
 
 register_converter(converters.SourceIdConverter, "source_id")
 
@@ -50,5 +50,5 @@ urlpatterns = [
     path("", include("reviews.urls")),
 ]
 
-handler404 = "atlas.errors.not_found"
-handler500 = "atlas.errors.server_failed"
+handler404 = "atlas.web.errors.not_found"
+handler500 = "atlas.web.errors.server_failed"

@@ -26,7 +26,7 @@ from django.db import transaction
 from django.db.models import F
 from django.utils import timezone
 
-from atlas.unavailable import BrokerUnavailable, send_task
+from atlas.web.unavailable import BrokerUnavailable, send_task
 from reviews.archives import ArchiveRejected, extract_archive
 from reviews.models import ReviewPublication
 from reviews.publication import PublicationConflict, publish_run_directory

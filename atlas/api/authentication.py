@@ -1,7 +1,7 @@
 """API token authentication with the same brute-force lockout as the login forms.
 
 django-axes counts failed sign-ins of the admin and the login page per account and client address
-(``atlas/client_address.py``). A wrong API token is a failed sign-in too, counted against the
+(``atlas/web/client_address.py``). A wrong API token is a failed sign-in too, counted against the
 token itself (a digest of it stands for the account) and the address: whoever repeats a token that
 is not valid is locked out of that token, and no one can lock out a token they do not hold —
 counting all wrong tokens of an address under one name let five bogus tokens shut every valid

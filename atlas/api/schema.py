@@ -9,9 +9,9 @@ in every ``extend_schema``:
   429 when API tokens are accepted (repeated failed sign-ins lock an address out);
 - 404 when the path names an object, or for a page past the end of a paginated list;
 - on every operation, 406 for an ``Accept`` header no renderer matches, 414 for an address
-  longer than the application answers (``atlas.middleware.UrlLengthMiddleware``; beyond
+  longer than the application answers (``atlas.web.middleware.UrlLengthMiddleware``; beyond
   gunicorn's request line, gunicorn's own plain 414) and 503 with ``Retry-After`` while the
-  database or the task broker is unreachable (``atlas.unavailable``).
+  database or the task broker is unreachable (``atlas.web.unavailable``).
 
 Reads the project serves to anyone are marked so (``security`` includes the anonymous ``{}``) even
 when writes on the same view need a permission (``permission_for_writes``).
@@ -145,7 +145,7 @@ def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str,
     return result
 
 
-# What ``atlas.middleware.UnstorableInputMiddleware`` refuses: text PostgreSQL cannot store.
+# What ``atlas.web.middleware.UnstorableInputMiddleware`` refuses: text PostgreSQL cannot store.
 STORABLE_TEXT = "^[^\\x00]*$"
 
 

@@ -45,7 +45,6 @@ from atlas.selectors import refresh_state, source_detail
 from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.solve_rates import ROLES as SOLVE_RATE_ROLES
 from atlas.solve_rates import solve_rate_columns
-from atlas.source_links import RowLinks
 from atlas.sync_words import outcome_words, run_counts
 from atlas.vocabularies import (
     UNCLASSIFIED,
@@ -59,6 +58,7 @@ from atlas.vocabularies import (
     SourceType,
     Turns,
 )
+from atlas.web.source_links import RowLinks
 
 
 # -- sources ---------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""A PostgreSQL index for the catalog's facet counts (``atlas.facets``) at 100,000 sources. The
+"""A PostgreSQL index for the catalog's facet counts (``atlas.web.facets``) at 100,000 sources. The
 counts group the view by every faceted column at once; without an index holding those columns
 that was a scan of the whole wide table (payloads included), most of the page's time.
 ``catalog_src_facet_options`` holds, for the active sources, what the counts group by (type,

@@ -23,7 +23,7 @@ from atlas import tasks
 from atlas.models import Refresh, RefreshRun
 from atlas.services.sync import SyncRejected, sync_catalog
 from atlas.sync_words import result_words
-from atlas.unavailable import send_task
+from atlas.web.unavailable import send_task
 
 OK, QUEUED, INVALID = 200, 202, 422
 PAGE_OPEN_STATE = "atlas:page-open-sync"

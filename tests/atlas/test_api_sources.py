@@ -228,7 +228,7 @@ def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
     """The list builds its rows' links without reverse() per row; they must be the same links."""
     from django.urls import reverse
 
-    from atlas.source_links import RowLinks
+    from atlas.web.source_links import RowLinks
 
     for request in (rf.get("/api/sources/", HTTP_HOST="localhost:8000"), None):
         links = RowLinks(request=request)

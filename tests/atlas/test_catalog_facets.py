@@ -7,8 +7,8 @@ from urllib.parse import parse_qsl, urlencode
 
 import pytest
 
-from atlas.facets import FACETS, facet_counts
 from atlas.filters import SourceFilterSet
+from atlas.web.facets import FACETS, facet_counts
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
 pytestmark = pytest.mark.django_db

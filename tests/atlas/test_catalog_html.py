@@ -1,4 +1,4 @@
-"""The catalog's repeated markup escapes every value it prints (atlas.catalog_html)."""
+"""The catalog's repeated markup escapes every value it prints (atlas.web.catalog_html)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from html.parser import HTMLParser
 import pytest
 from django.utils.safestring import SafeString
 
-from atlas import catalog_html, labels
-from atlas.catalog_rows import CatalogRow
+from atlas import labels
+from atlas.web import catalog_html
+from atlas.web.catalog_rows import CatalogRow
 
 HOSTILE = 'x<b>&amp;"y'  # a tag, an entity and a quote: each must arrive as text
 ESCAPED = "x&lt;b&gt;&amp;amp;&quot;y"

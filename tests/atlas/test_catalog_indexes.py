@@ -80,8 +80,8 @@ def test_the_facet_counts_read_only_their_index(write_catalog):
 
     from django.test.utils import CaptureQueriesContext
 
-    from atlas.facets import facet_counts
     from atlas.filters import SourceFilterSet
+    from atlas.web.facets import facet_counts
     from tests.atlas.test_catalog_helpers import make_row, seed
 
     seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", task_count=n) for n in range(40)])

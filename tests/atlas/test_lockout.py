@@ -10,7 +10,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from atlas.api.authentication import LOCKED_OUT
-from atlas.client_address import client_address
+from atlas.web.client_address import client_address
 
 pytestmark = pytest.mark.django_db
 

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from atlas.middleware import MAX_URL_BYTES, URL_TOO_LONG
+from atlas.web.middleware import MAX_URL_BYTES, URL_TOO_LONG
 
 pytestmark = pytest.mark.django_db
 EXAMPLES = {

@@ -26,7 +26,7 @@ from django.db import connection
 from rest_framework.authtoken.models import Token
 
 from atlas.models import Source
-from atlas.unavailable import BROKER_DOWN, DATABASE_DOWN
+from atlas.web.unavailable import BROKER_DOWN, DATABASE_DOWN
 from reviews.models import ReviewPublication
 from tests.reviews.builders import SOURCE_ID, build_run
 

@@ -11,8 +11,6 @@ from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
 
 from atlas import labels
-from atlas.catalog_html import headers_html, options_html, rows_html
-from atlas.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.contributions import catalog_cells
 from atlas.filters import (
     BENCHMARK_CHOICES,
@@ -37,8 +35,10 @@ from atlas.pagination import (
     page_window,
 )
 from atlas.selectors import CatalogVocabulary, SyncStatus
-from atlas.source_links import RowLinks
 from atlas.vocabularies import SourceKind
+from atlas.web.catalog_html import headers_html, options_html, rows_html
+from atlas.web.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
+from atlas.web.source_links import RowLinks
 
 COLUMNS = (
     ("name", "Source name"), ("origin", "Catalog"), ("dataset", "Dataset"), ("rows", "Input rows"),
@@ -170,7 +170,7 @@ def _view_line(*, query: CatalogQuery, window: PageWindow, matching: int) -> tup
 
 def _select(name: str, default_label: str, choices, selected: str, **extra: str) -> dict:
     """A filter's select. The script adds to each option the count of sources it would show
-    (``atlas.facets``, asked at ``/facets.json``)."""
+    (``atlas.web.facets``, asked at ``/facets.json``)."""
     options = [("", default_label), *choices]
     return {
         "name": name,

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 from kombu.exceptions import OperationalError as BrokerConnectionError
 
-from atlas.errors import API_PREFIX
+from atlas.web.errors import API_PREFIX
 
 logger = logging.getLogger(__name__)
 

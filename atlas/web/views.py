@@ -12,18 +12,18 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from atlas import labels
 from atlas.api.csv_twin import export_filename
-from atlas.catalog_view import catalog_context
-from atlas.changes_view import changes_context
 from atlas.contributions import catalog_cells
 from atlas.csv_export import csv_response
-from atlas.facets import facet_counts
-from atlas.field_guide import definitions, intro_text
 from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import is_curator
 from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
-from atlas.source_page import DRAWER_HISTORY
-from atlas.source_page import source_page as build_source_page
+from atlas.web.catalog_view import catalog_context
+from atlas.web.changes_view import changes_context
+from atlas.web.facets import facet_counts
+from atlas.web.field_guide import definitions, intro_text
+from atlas.web.source_page import DRAWER_HISTORY
+from atlas.web.source_page import source_page as build_source_page
 
 REGION_HEADER = "X-Atlas-Region"
 # Parameters a shared page URL may carry that do not change the exported rows.

@@ -18,8 +18,8 @@ from django.utils.safestring import SafeString
 from atlas import json_values, labels
 from atlas.contributions import CatalogCell
 from atlas.models import Source
-from atlas.source_links import RowLinks
 from atlas.vocabularies import SourceKind
+from atlas.web.source_links import RowLinks
 
 ROW_FIELDS = (
     "id", "display_name", "origin", "canonical_source", "task_count", "kind", "turns", "type",

@@ -3,7 +3,7 @@ from typing import Any
 
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
 
-from atlas.errors import API_PREFIX
+from atlas.web.errors import API_PREFIX
 
 POLICY = (
     "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "

@@ -24,8 +24,8 @@ from html import escape
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeData, SafeString, mark_safe
 
-from atlas.catalog_rows import CatalogRow
 from atlas.vocabularies import SourceStatus
+from atlas.web.catalog_rows import CatalogRow
 
 BENCHMARK_MARK = mark_safe(
     '<span class="mark" title="Designated benchmark">✓'
@@ -90,7 +90,7 @@ class Markup:
 
 def row_html(row: CatalogRow, markup: Markup | None = None) -> SafeString:
     """One ``<tr>``: the name (linked to the source page, with its ⓘ link), then one cell per
-    column of ``atlas.catalog_view.COLUMNS``."""
+    column of ``atlas.web.catalog_view.COLUMNS``."""
     markup = markup or Markup()
     linked, chip, dated = bool(row.dataset_url), row.chip, bool(row.review_date)
     if linked:
