@@ -11,12 +11,12 @@ from django.db.models import QuerySet
 from django.urls import reverse
 from django.utils.html import format_html
 
-from atlas import labels
 from atlas.contributions import CuratedEditRefused, check_curated_edit
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.permissions import is_any_curator
+from atlas.rules import labels
+from atlas.rules.vocabularies import Quality
 from atlas.services.curation import edit_curated_quality
-from atlas.vocabularies import Quality
 
 # The admin's lists are wide (long source IDs, states, links): the index lists every model, so
 # the side navigation is not needed on every page and leaves the lists readable at 1440 px.

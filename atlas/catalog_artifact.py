@@ -27,10 +27,11 @@ from typing import Any, BinaryIO
 import orjson
 from django.conf import settings
 
-from atlas import json_stream, json_values, source_ids, timestamps
+from atlas import json_stream, json_values
 from atlas.canonical_form import canonical_row, catalog_revision
 from atlas.json_schemas import SchemaValidator
-from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
+from atlas.rules import source_ids, timestamps
+from atlas.rules.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 SCHEMA_VERSION = 1
 TYPES = (*SourceType.values, UNCLASSIFIED)

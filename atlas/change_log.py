@@ -14,15 +14,15 @@ from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, QueryS
 from django.db.models.functions import RowNumber
 from django.urls import reverse
 
-from atlas.labels import (
+from atlas.models import RefreshRun, SourceChange
+from atlas.rules.labels import (
     MEASUREMENT_LABELS,
     QUALITY_LABELS,
     UNREVIEWED,
     is_web_link,
     review_page_url,
 )
-from atlas.models import RefreshRun, SourceChange
-from atlas.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
+from atlas.rules.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
 
 RUNS_PER_PAGE = 20
 CHANGES_PER_RUN = 50

@@ -9,7 +9,7 @@ reads (page, API, CSV) never cross an app boundary. See ``docs/architecture.md``
 Slots:
 
 - **display context providers** — given a batch of sources (payload, activity, curated columns),
-  return fields of their :class:`~atlas.display_state.DisplayContext` (open defects, grading
+  return fields of their :class:`~atlas.rules.display_state.DisplayContext` (open defects, grading
   bindings, the difficulty summary). Each provider sees the contexts gathered by the providers
   registered before it.
 - **curated edit guards** — refuse a curator's edit of a curated column that a rule above forbids
@@ -25,7 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-from atlas.display_state import EMPTY_CONTEXT, DisplayContext, SourceSnapshot
+from atlas.rules.display_state import EMPTY_CONTEXT, DisplayContext, SourceSnapshot
 
 
 class ContextProvider(Protocol):

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas import json_values, source_ids, timestamps
-from atlas.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
+from atlas import json_values
+from atlas.rules import source_ids, timestamps
+from atlas.rules.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 
 TAG_RE = re.compile(r"^[a-z0-9][a-z0-9_.:/+-]*$")
 FAMILY_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")

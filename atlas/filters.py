@@ -17,8 +17,8 @@ from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOr
 
 from atlas.models import Source
 from atlas.pagination import DEFAULT_PAGE_SIZE
+from atlas.rules.vocabularies import UNCLASSIFIED, MeasurementStatus, Quality, SourceType, Turns
 from atlas.selectors import CatalogVocabulary, current_vocabulary
-from atlas.vocabularies import UNCLASSIFIED, MeasurementStatus, Quality, SourceType, Turns
 
 NATURAL_COLLATION = "atlas_natural"
 UNKNOWN = "unknown"

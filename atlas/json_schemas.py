@@ -1,6 +1,6 @@
 """Validation against the project's JSON Schemas (catalog artifact rows, review collections).
 
-One format rule per format, the project's own: ``date-time`` and ``date`` by ``atlas.timestamps``
+One format rule per format, the project's own: ``date-time`` and ``date`` by ``atlas.rules.timestamps``
 (a value a schema accepts is a value every page can read), ``uri`` by RFC 3986.
 
 Two engines, one verdict: ``jsonschema-rs`` (compiled) decides whether an instance is valid — a
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from atlas import timestamps
+from atlas.rules import timestamps
 
 
 def _date_time(value: object) -> bool:

@@ -5,7 +5,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
-from atlas.vocabularies import (
+from atlas.rules.vocabularies import (
     CURATION_KINDS,
     SYNC_CHANGE_KINDS,
     Applicability,
@@ -39,7 +39,7 @@ class Source(models.Model):
     review_source_revision = models.TextField(null=True, blank=True)
     review_verifier_revision = models.TextField(null=True, blank=True)
 
-    # Display-state cache, recomputed by atlas.display_state on every write that
+    # Display-state cache, recomputed by atlas.rules.display_state on every write that
     # can change it; the page, API and CSV filter, sort and count on these columns in SQL.
     effective_quality = models.TextField(choices=Quality.choices, null=True, blank=True)
     review_applicability = models.TextField(choices=Applicability.choices, null=True, blank=True)

@@ -161,7 +161,7 @@ def service_sync(path: Path, *, force: bool = False) -> tuple[float, int]:
 def baseline_states(rows: list[dict[str, Any]]) -> tuple[list[str], dict[str, list[Any]]]:
     """The columns the service writes, and per source id the values it writes besides the payload
     (the display state, computed outside the timing: the project's own rules, not I/O)."""
-    from atlas.display_state import EMPTY_CONTEXT, compute_display_state
+    from atlas.rules.display_state import EMPTY_CONTEXT, compute_display_state
     from atlas.services.sync import UPSERT_FIELDS
 
     columns = ["id", *UPSERT_FIELDS]

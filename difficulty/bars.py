@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
-from atlas.vocabularies import MeasurementStatus
+from atlas.rules.vocabularies import MeasurementStatus
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.followups import GENERATION_SETTING, NATIVE_RECHECK
 from difficulty.registry import ROLE_SIZES, Registry, get_registry, model_name

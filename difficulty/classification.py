@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from atlas.vocabularies import MeasurementStatus
+from atlas.rules.vocabularies import MeasurementStatus
 from difficulty.eligibility import Standing, historical_note
 from difficulty.registry import ROLE_SIZES, Protocol, Registry, VerifierRequirement, get_registry
 from difficulty.reports import (

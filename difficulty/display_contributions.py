@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from atlas.display_state import DisplayContext, SourceSnapshot
+from atlas.rules.display_state import DisplayContext, SourceSnapshot
 from difficulty.selectors import summaries_for
 
 

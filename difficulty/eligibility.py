@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from atlas.source_ids import ABSENT_OR_INACTIVE
+from atlas.rules.source_ids import ABSENT_OR_INACTIVE
 
 INACTIVE = ABSENT_OR_INACTIVE
 OPEN_DEFECT = (

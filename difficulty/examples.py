@@ -33,8 +33,8 @@ from typing import Any
 from django.core.management import call_command
 
 from atlas.api.views import source_row
-from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.models import Source
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from difficulty.registry import current_protocol
 from reviews.examples.chat_server import ChatServer
 from reviews.examples.marinskyrl import (

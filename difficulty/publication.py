@@ -11,11 +11,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from atlas import json_values, timestamps
+from atlas import json_values
 from atlas.models import Source
+from atlas.rules import timestamps
+from atlas.rules.vocabularies import ChangeKind
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
-from atlas.vocabularies import ChangeKind
 from difficulty.attestation import (
     ATTESTATION_PATH,
     AttestationError,

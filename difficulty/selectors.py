@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from atlas.display_state import DisplayContext, SourceSnapshot, compute_display_state
 from atlas.models import Source
+from atlas.rules.display_state import DisplayContext, SourceSnapshot, compute_display_state
 from difficulty.classification import apply_source_context, classify_report
 from difficulty.eligibility import Standing, is_eligible
 from difficulty.reports import REPORT_PATH, NotAReportError, parse_report

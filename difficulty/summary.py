@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.vocabularies import MeasurementStatus
+from atlas.rules.vocabularies import MeasurementStatus
 from difficulty import followups
 from difficulty.classification import HISTORICAL, Classification
 from difficulty.reports import models_of, protocol_of

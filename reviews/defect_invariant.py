@@ -5,7 +5,7 @@ the database makes the guarantee (migrations ``reviews.0002`` and ``reviews.0004
 
 - ``catalog_sources``: while a source has an open issue, any insert or update is repaired to what
   the display state computes for it — quality capped
-  (``atlas.display_state.capped_for_open_defect``), the effective quality capped the same way,
+  (``atlas.rules.display_state.capped_for_open_defect``), the effective quality capped the same way,
   the difficulty and every difficulty display column cleared, ``open_issue_count`` the number of
   open issues. A raw write cannot make it look Good.
 - ``catalog_verifier_issues``: a raw insert of an open issue demotes its source as above (the

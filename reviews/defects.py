@@ -14,11 +14,11 @@ from django.db import transaction
 from django.utils import timezone
 
 from atlas.contributions import CuratedEditRefused
-from atlas.display_state import capped_for_open_defect
 from atlas.models import Source
+from atlas.rules.display_state import capped_for_open_defect
+from atlas.rules.vocabularies import ChangeKind, Quality
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
-from atlas.vocabularies import ChangeKind, Quality
 from reviews.defect_invariant import defect_writer
 from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.links import REVIEW_NOT_FOUND

@@ -9,8 +9,8 @@ from typing import Any
 
 from django.db.models import OuterRef, Subquery
 
-from atlas import timestamps
-from atlas.display_state import DisplayContext, SourceSnapshot
+from atlas.rules import timestamps
+from atlas.rules.display_state import DisplayContext, SourceSnapshot
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.example_label import ExampleCollection
 from reviews.models import GradingBinding, Review, ReviewArtifact, VerifierIssue

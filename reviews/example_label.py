@@ -12,7 +12,7 @@ from typing import Any
 
 from django.db.models import BooleanField, F, Func
 
-from atlas.labels import EXAMPLE_NOTICE
+from atlas.rules.labels import EXAMPLE_NOTICE
 
 __all__ = ["EXAMPLE_NOTICE", "ExampleCollection", "is_example_collection"]
 

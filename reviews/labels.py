@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from atlas import timestamps
-from atlas.labels import review_date_label
+from atlas.rules import timestamps
+from atlas.rules.labels import review_date_label
 
 METHOD_LABELS = {
     "runtime_execution": "Task attempt & verifier",

@@ -14,13 +14,13 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from atlas import timestamps
-from atlas.display_state import capped_for_open_defect
 from atlas.gc_pause import collector_paused
 from atlas.models import Source
+from atlas.rules import timestamps
+from atlas.rules.display_state import capped_for_open_defect
+from atlas.rules.vocabularies import ChangeKind
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
-from atlas.vocabularies import ChangeKind
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.defects import has_open_defect
 from reviews.evidence_intake import store_new_artifacts

@@ -7,7 +7,7 @@ from typing import Any
 
 from django.conf import settings
 
-from atlas.vocabularies import Quality
+from atlas.rules.vocabularies import Quality
 
 DEFAULT_UNRATED_JUDGE_MODELS = ("model:Qwen/Qwen3-Coder-30B-A3B-Instruct",)
 GOOD_BLOCKING_SEVERITIES = frozenset({"medium", "high", "critical"})

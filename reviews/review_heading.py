@@ -12,7 +12,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from atlas.labels import EXAMPLE_NOTICE, QUALITY_LABELS
+from atlas.rules.labels import EXAMPLE_NOTICE, QUALITY_LABELS
 from reviews.example_label import is_example_collection
 from reviews.labels import count_label
 from reviews.rating import derive_rating

@@ -17,9 +17,9 @@ from typing import Any
 from django.db.models import Case, F, Func, IntegerField, JSONField, Q, QuerySet, When
 from django.db.models.functions import Coalesce
 
-from atlas import timestamps
-from atlas.labels import is_web_link
 from atlas.models import Source
+from atlas.rules import timestamps
+from atlas.rules.labels import is_web_link
 from reviews import labels, page_sections
 from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue

@@ -17,9 +17,10 @@ from typing import Any
 
 from django.db import transaction
 
-from atlas import json_values, timestamps
+from atlas import json_values
 from atlas.models import Source
-from atlas.source_ids import ABSENT_OR_INACTIVE
+from atlas.rules import timestamps
+from atlas.rules.source_ids import ABSENT_OR_INACTIVE
 from reviews.applicability import grading_claim_text
 from reviews.attestations import Bridge, find_bridge
 from reviews.collection_checks import CitedFile, CollectionRejected, check_collection

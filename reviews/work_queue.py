@@ -28,7 +28,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from atlas.models import Source
-from atlas.vocabularies import MeasurementStatus, Quality, SourceStatus
+from atlas.rules.vocabularies import MeasurementStatus, Quality, SourceStatus
 from reviews.models import Review
 from reviews.vocabularies import ReviewKind
 

@@ -25,12 +25,11 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas import json_values, labels, timestamps
+from atlas import json_values
 from atlas.api.authentication import LockingTokenAuthentication
 from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.api.renderers import FastJSONRenderer
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
-from atlas.display_state import CURATED_FIELDS, shown
 from atlas.filters import (
     DIFFICULTY_CHOICES,
     DIFFICULTY_STATUS_CHOICES,
@@ -41,12 +40,12 @@ from atlas.filters import (
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
-from atlas.selectors import refresh_state, source_detail
-from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
-from atlas.solve_rates import ROLES as SOLVE_RATE_ROLES
-from atlas.solve_rates import solve_rate_columns
-from atlas.sync_words import outcome_words, run_counts
-from atlas.vocabularies import (
+from atlas.rules import labels, timestamps
+from atlas.rules.display_state import CURATED_FIELDS, shown
+from atlas.rules.solve_rates import ROLES as SOLVE_RATE_ROLES
+from atlas.rules.solve_rates import solve_rate_columns
+from atlas.rules.sync_words import outcome_words, run_counts
+from atlas.rules.vocabularies import (
     UNCLASSIFIED,
     Applicability,
     ChangeKind,
@@ -58,6 +57,8 @@ from atlas.vocabularies import (
     SourceType,
     Turns,
 )
+from atlas.selectors import refresh_state, source_detail
+from atlas.services.refresh import page_open_refresh, queue_refresh, run_refresh
 from atlas.web.source_links import RowLinks
 
 

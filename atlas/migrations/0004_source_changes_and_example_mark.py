@@ -3,7 +3,7 @@
 import django.db.models.deletion
 from django.db import migrations, models
 
-# The search text now starts with the whole source ID (atlas.display_state.search_text); the
+# The search text now starts with the whole source ID (atlas.rules.display_state.search_text); the
 # rule is copied here so this migration keeps meaning what it meant when it was written.
 SEARCH_FIELDS = (
     "id", "display_name", "canonical_source", "name", "family", "dataset_id", "notes", "origin",

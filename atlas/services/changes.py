@@ -23,7 +23,7 @@ from django.db import connection
 from django.utils import timezone
 
 from atlas.models import Source, SourceChange
-from atlas.vocabularies import CURATION_KINDS, ChangeKind
+from atlas.rules.vocabularies import CURATION_KINDS, ChangeKind
 
 BATCH_SIZE = 1000
 # Fields recorded as "changed" without their values (large, and shown elsewhere in full).

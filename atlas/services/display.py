@@ -11,13 +11,13 @@ from django.db.models.functions import Cast
 
 from atlas import bulk_writes, json_values
 from atlas.contributions import gather_display_contexts
-from atlas.display_state import (
+from atlas.models import Source
+from atlas.rules.display_state import (
     CURATED_FIELDS,
     EMPTY_CONTEXT,
     SourceSnapshot,
     compute_display_state,
 )
-from atlas.models import Source
 
 BATCH_SIZE = 1000
 

@@ -21,8 +21,8 @@ from django.core.cache import cache
 
 from atlas import tasks
 from atlas.models import Refresh, RefreshRun
+from atlas.rules.sync_words import result_words
 from atlas.services.sync import SyncRejected, sync_catalog
-from atlas.sync_words import result_words
 from atlas.web.unavailable import send_task
 
 OK, QUEUED, INVALID = 200, 202, 422

@@ -16,10 +16,10 @@ from django.utils import timezone
 
 from atlas import bulk_writes, json_values
 from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
-from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.gc_pause import collector_paused
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
+from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.services.changes import ChangeRecorder
 from atlas.services.display import display_states, refresh_display_state
 

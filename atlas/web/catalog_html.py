@@ -24,7 +24,7 @@ from html import escape
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeData, SafeString, mark_safe
 
-from atlas.vocabularies import SourceStatus
+from atlas.rules.vocabularies import SourceStatus
 from atlas.web.catalog_rows import CatalogRow
 
 BENCHMARK_MARK = mark_safe(

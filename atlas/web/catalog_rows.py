@@ -15,10 +15,11 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from atlas import json_values, labels
+from atlas import json_values
 from atlas.contributions import CatalogCell
 from atlas.models import Source
-from atlas.vocabularies import SourceKind
+from atlas.rules import labels
+from atlas.rules.vocabularies import SourceKind
 from atlas.web.source_links import RowLinks
 
 ROW_FIELDS = (

@@ -10,7 +10,6 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
 
-from atlas import labels
 from atlas.contributions import catalog_cells
 from atlas.filters import (
     BENCHMARK_CHOICES,
@@ -34,8 +33,9 @@ from atlas.pagination import (
     lenient_paging,
     page_window,
 )
+from atlas.rules import labels
+from atlas.rules.vocabularies import SourceKind
 from atlas.selectors import CatalogVocabulary, SyncStatus
-from atlas.vocabularies import SourceKind
 from atlas.web.catalog_html import headers_html, options_html, rows_html
 from atlas.web.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
 from atlas.web.source_links import RowLinks

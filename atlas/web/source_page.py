@@ -10,11 +10,11 @@ from urllib.parse import quote
 
 from django.urls import reverse
 
-from atlas import labels
 from atlas.change_log import ChangeLine, source_history
 from atlas.contributions import BuiltSourceSection, build_source_sections, catalog_cells
 from atlas.models import Source
-from atlas.vocabularies import SourceKind
+from atlas.rules import labels
+from atlas.rules.vocabularies import SourceKind
 from atlas.web.catalog_rows import CatalogRow, row_of
 
 DRAWER_HISTORY = 5

@@ -10,12 +10,12 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
-from atlas import labels
 from atlas.api.csv_twin import export_filename
 from atlas.contributions import catalog_cells
 from atlas.csv_export import csv_response
 from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import is_curator
+from atlas.rules import labels
 from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
 from atlas.web.catalog_view import catalog_context

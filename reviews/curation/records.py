@@ -17,7 +17,7 @@ import getpass
 from pathlib import Path
 from typing import Any
 
-from atlas.example_notice import EXAMPLE_NOTICE
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.curation.cases import Observation
 from reviews.production import records
 from reviews.production.tasks import HARBOR_ROUTE

@@ -12,7 +12,7 @@ import contextlib
 import sys
 import threading
 
-from atlas.example_notice import EXAMPLE_NOTICE
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.examples.chat_server import ChatServer
 from reviews.examples.review_model import ReviewModel
 

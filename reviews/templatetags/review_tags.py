@@ -8,7 +8,7 @@ from typing import Any
 from django import template
 from django.utils.safestring import SafeString
 
-from atlas.labels import is_web_link
+from atlas.rules.labels import is_web_link
 from reviews import labels
 from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.trace_viewers import render_value_html

@@ -386,7 +386,7 @@
   // -- details drawer ------------------------------------------------------------------------------
   // The drawer shows the body of the source page, fetched when it opens; its URL (?source=<id>)
   // can be shared and restores the open drawer. A shared URL is anyone's to write, so the id is
-  // checked first (the server's rule, atlas/source_ids.py, in the parts that decide where a URL
+  // checked first (the server's rule, atlas/rules/source_ids.py, in the parts that decide where a URL
   // points: no control character, no empty, "." or ".." segment), and only an answer the server
   // rendered as a drawer (its X-Atlas-Region: details header) is shown; anything else would be
   // another page's markup, live in this one.

@@ -7,7 +7,7 @@ import io
 
 import pytest
 
-from atlas.solve_rates import COLUMNS, solve_rate_columns
+from atlas.rules.solve_rates import COLUMNS, solve_rate_columns
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
 pytestmark = pytest.mark.django_db

@@ -9,8 +9,8 @@ from typing import Any
 from django.contrib.auth.models import Permission, User
 from django.utils import timezone
 
-from atlas import timestamps
 from atlas.models import Source
+from atlas.rules import timestamps
 from atlas.services.sync import sync_catalog
 from tests.conftest import make_row
 

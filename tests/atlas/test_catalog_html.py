@@ -8,7 +8,7 @@ from html.parser import HTMLParser
 import pytest
 from django.utils.safestring import SafeString
 
-from atlas import labels
+from atlas.rules import labels
 from atlas.web import catalog_html
 from atlas.web.catalog_rows import CatalogRow
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from atlas import contributions
-from atlas.display_state import SourceSnapshot
+from atlas.rules.display_state import SourceSnapshot
 
 
 def snapshot(source_id: str, *, stored: bool = True) -> SourceSnapshot:

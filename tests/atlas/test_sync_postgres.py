@@ -229,7 +229,7 @@ def test_interrupted_sync_leaves_the_previous_inventory_committed(monkeypatch, w
 def test_bulk_write_path_stores_the_same_columns_as_the_orm(write_catalog):
     """The sync's batched upsert (COPY on PostgreSQL, bulk_create on SQLite) stores JSON, dates and
     display columns exactly as the ORM-based display-state refresh would."""
-    from atlas.display_state import DISPLAY_COLUMNS
+    from atlas.rules.display_state import DISPLAY_COLUMNS
     from atlas.services.display import refresh_display_state
 
     reviewed = make_row(

@@ -1,4 +1,4 @@
-"""The one RFC 3339 parser and formatter (atlas.timestamps) and the places that read through it."""
+"""The one RFC 3339 parser and formatter (atlas.rules.timestamps) and the places that read through it."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from atlas import timestamps
+from atlas.rules import timestamps
 
 UTC = dt.UTC
 

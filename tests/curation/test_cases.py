@@ -149,7 +149,7 @@ def test_attempt_names_are_checked(tmp_path):
 
 
 def test_what_derives_from_an_example_is_labelled_one():
-    from atlas.example_notice import EXAMPLE_NOTICE
+    from atlas.rules.example_notice import EXAMPLE_NOTICE
     from reviews.curation.records import is_example, labelled
 
     example = {"reviews": [{"summary": f"{EXAMPLE_NOTICE}. A judge's opinion."}]}

@@ -15,7 +15,7 @@ from django.urls import resolve, reverse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from atlas import source_ids, timestamps
+from atlas.rules import source_ids, timestamps
 from reviews.trace_viewers import RENDER_DEPTH, render_artifact
 
 QUICK = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))

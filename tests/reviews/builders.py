@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from atlas.display_state import CURATED_FIELDS, DISPLAY_COLUMNS
 from atlas.models import Source
+from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS
 from atlas.services.sync import sync_catalog
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.publication import publish_run_directory

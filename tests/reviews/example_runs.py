@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas import timestamps
-from atlas.example_notice import EXAMPLE_NOTICE
+from atlas.rules import timestamps
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.collection_checks import SCHEMA_PATH
 from reviews.evidence_set import COLLECTION_FILE
 

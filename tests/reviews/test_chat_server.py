@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from atlas.example_notice import EXAMPLE_NOTICE
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.examples import serve
 from reviews.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
 

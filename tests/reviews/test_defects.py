@@ -11,8 +11,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from atlas.contributions import CuratedEditRefused
-from atlas.display_state import CURATED_FIELDS, SourceSnapshot
 from atlas.models import Source
+from atlas.rules.display_state import CURATED_FIELDS, SourceSnapshot
 from atlas.services.curation import edit_curated_quality
 from atlas.services.display import display_states, refresh_display_state
 from atlas.services.sync import sync_catalog

@@ -13,8 +13,8 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.utils import timezone
 
-from atlas.example_notice import EXAMPLE_NOTICE
 from atlas.models import Source
+from atlas.rules.example_notice import EXAMPLE_NOTICE
 from atlas.services.sync import sync_catalog
 from difficulty.examples import EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
 from reviews.defects import confirm_verifier_issue

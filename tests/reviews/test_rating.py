@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from atlas.display_state import capped_for_open_defect
+from atlas.rules.display_state import capped_for_open_defect
 from reviews.rating import derive_rating
 from tests.reviews.builders import FindingSpec, build_run, review_by_id
 from tests.reviews.example_runs import JUDGE_MODELS

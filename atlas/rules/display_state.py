@@ -10,9 +10,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas import formula_guard, timestamps
-from atlas.solve_rates import arm_rate
-from atlas.vocabularies import (
+from atlas import formula_guard
+from atlas.rules import timestamps
+from atlas.rules.solve_rates import arm_rate
+from atlas.rules.vocabularies import (
     Applicability,
     GradingTracking,
     MeasurementStatus,

@@ -10,7 +10,7 @@ from typing import Any
 from django.db.models import Count
 
 from atlas.models import SourceChange
-from atlas.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
+from atlas.rules.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
 
 KIND_WORDS = {kind: label.lower() for kind, label in ChangeKind.choices}
 # No source of the origin was added, changed, retired or returned. (An origin's revision is the

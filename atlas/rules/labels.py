@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from django.urls import reverse
 
-from atlas.example_notice import EXAMPLE_NOTICE
-from atlas.vocabularies import Applicability, MeasurementStatus, Quality
+from atlas.rules.example_notice import EXAMPLE_NOTICE
+from atlas.rules.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
 MEASUREMENT_LABELS = dict(MeasurementStatus.choices)
@@ -21,7 +21,7 @@ NO_DATED_REVIEW = "No dated review"
 UNCLASSIFIED = "Unclassified"
 # The one word for a source nobody has reviewed (chip, source page, drawer, API label).
 UNREVIEWED = "Unreviewed"
-# Example collections (make demo) say so wherever their rating shows (atlas.example_notice).
+# Example collections (make demo) say so wherever their rating shows (atlas.rules.example_notice).
 EXAMPLE_MARK = "Example"
 
 
@@ -131,7 +131,7 @@ def refresh_outcome_text(*, status: int, body: dict) -> tuple[str, bool]:
     if status == 202:
         return "Refresh started; reload the page to see the synchronised catalog.", False
     if status == 200:
-        # What changed, in words (``atlas.sync_words``), never revision prefixes.
+        # What changed, in words (``atlas.rules.sync_words``), never revision prefixes.
         return body["summary"], False
     if status == 422:
         return f"{body.get('detail', '')}. Keeping the last successful snapshot.", True
