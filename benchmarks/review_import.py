@@ -153,8 +153,8 @@ def main() -> None:
     from django.core.management import call_command
     from django.db import connection
 
-    from atlas.catalog_artifact import write_document
-    from atlas.definitions import load_rows
+    from atlas.artifact.catalog_artifact import write_document
+    from atlas.artifact.definitions import load_rows
     from atlas.services.sync import sync_catalog
     from benchmarks.report import Row, emit
     from reviews.collection_checks import shipped_validator

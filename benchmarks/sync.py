@@ -76,7 +76,7 @@ def recreate_database(maintenance_url: str, name: str, *, drop_only: bool = Fals
 
 
 def make_rows(count: int, *, salt: str = "") -> list[dict[str, Any]]:
-    from atlas.definitions import derived_fields
+    from atlas.artifact.definitions import derived_fields
 
     rows = []
     for index in range(count):
@@ -148,7 +148,7 @@ def timed(function, *args, **kwargs) -> tuple[float, Any]:
 
 
 def service_sync(path: Path, *, force: bool = False) -> tuple[float, int]:
-    from atlas.catalog_artifact import _cache
+    from atlas.artifact.catalog_artifact import _cache
     from atlas.models import RefreshRun
     from atlas.services.sync import sync_catalog
 
@@ -268,7 +268,7 @@ def memory_probe(path: Path) -> None:
     import json
     import threading
 
-    from atlas.catalog_artifact import write_document
+    from atlas.artifact.catalog_artifact import write_document
 
     warm = path.with_name("warm-up.json")
     write_document(rows=make_rows(1, salt="warm"), output=warm)
@@ -311,7 +311,7 @@ def first_sync_memory(path: Path) -> float:
 
 
 def bench_size(*, size: int, workdir: Path, dsn: str, repeat: int) -> dict[str, Any]:
-    from atlas.catalog_artifact import write_document
+    from atlas.artifact.catalog_artifact import write_document
 
     rows = make_rows(size)
     first_path = workdir / f"catalog-{size}.json"

@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from atlas.catalog_artifact import catalog_revision, write_document
-from atlas.definitions import derived_fields, load_rows
+from atlas.artifact.catalog_artifact import catalog_revision, write_document
+from atlas.artifact.definitions import derived_fields, load_rows
 
 # One Chromium session for the browser tests of every folder.
 from tests.browser.session import browser, page  # noqa: F401

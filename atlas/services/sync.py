@@ -15,7 +15,12 @@ from django.db.models.functions import Cast
 from django.utils import timezone
 
 from atlas import bulk_writes, json_values
-from atlas.catalog_artifact import CatalogInvalid, OriginSnapshot, ValidatedCatalog, load_catalog
+from atlas.artifact.catalog_artifact import (
+    CatalogInvalid,
+    OriginSnapshot,
+    ValidatedCatalog,
+    load_catalog,
+)
 from atlas.gc_pause import collector_paused
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source

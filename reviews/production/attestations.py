@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from atlas import input_counts
+from atlas.artifact import input_counts
 from reviews.production.errors import ReviewProductionError
 from reviews.production.rundir import RUN_FILE, read_json, write_json_file
 

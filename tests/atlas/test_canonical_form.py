@@ -8,8 +8,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atlas.canonical_form import canonical_rows, catalog_revision, revision_of
-from atlas.catalog_artifact import validate_bytes
+from atlas.artifact.canonical_form import canonical_rows, catalog_revision, revision_of
+from atlas.artifact.catalog_artifact import validate_bytes
 from tests.conftest import make_row
 
 # Every code point but lone surrogates (which a parsed artifact can hold too: see below), with

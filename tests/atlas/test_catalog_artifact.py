@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-import atlas.catalog_artifact as artifact
+import atlas.artifact.catalog_artifact as artifact
 from atlas import json_stream
-from atlas.catalog_artifact import (
+from atlas.artifact.catalog_artifact import (
     CatalogInvalid,
     ValidatedCatalog,
     catalog_revision,

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-import atlas.input_counts as input_counts
+import atlas.artifact.input_counts as input_counts
 
 REV = "02923004846e4e73862c20962f823a6d05100e7a"
 OTHER = "131d8a8470c7a81113baac898c0c232db3f5ae31"

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from atlas.definitions import DefinitionErrors, load_rows
+from atlas.artifact.definitions import DefinitionErrors, load_rows
 
 HF_REV = "2fe88a2f1091d5048c0f36abc874fb997b3dd99a"
 SHA_REV = "88660ec860e483213c2a1c5e03d7f1c483e93ab25860648ae40a656fcb876db4"

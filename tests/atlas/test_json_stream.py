@@ -81,7 +81,7 @@ def test_an_item_is_flagged_when_its_own_text_matches():
 
 def test_the_decoder_hooks_see_every_number():
     """Every number reaches a hook, a number cut by a chunk perhaps first as a prefix (an integer
-    or a float as the whole number is): ``atlas.catalog_artifact`` counts on both."""
+    or a float as the whole number is): ``atlas.artifact.catalog_artifact`` counts on both."""
     ints: list[str] = []
     floats: list[str] = []
     decoder = json.JSONDecoder(

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-import atlas.catalog_artifact as artifact
+import atlas.artifact.catalog_artifact as artifact
 from atlas import json_stream
-from atlas.catalog_artifact import CatalogInvalid, catalog_revision
+from atlas.artifact.catalog_artifact import CatalogInvalid, catalog_revision
 from tests.conftest import make_row
 
 CHUNKS = (1, 3, 17, 64, 1 << 20)

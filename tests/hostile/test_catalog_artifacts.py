@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from atlas.catalog_artifact import catalog_revision
+from atlas.artifact.catalog_artifact import catalog_revision
 from atlas.models import RefreshRun
 from atlas.services.sync import SyncRejected, sync_catalog
 from tests.atlas.test_catalog_helpers import make_curator

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from atlas.catalog_artifact import write_document
+from atlas.artifact.catalog_artifact import write_document
 from atlas.models import RefreshRun, Source
 from atlas.services.sync import sync_catalog
 from reviews.models import ReviewPublication

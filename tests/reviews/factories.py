@@ -21,7 +21,7 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from atlas.catalog_artifact import write_document
+from atlas.artifact.catalog_artifact import write_document
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from atlas.services.sync import sync_catalog

@@ -3,7 +3,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from atlas.input_counts import InputCountError, count_parquet_rows
+from atlas.artifact.input_counts import InputCountError, count_parquet_rows
 
 
 class Command(BaseCommand):

@@ -3,8 +3,8 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from atlas.catalog_artifact import write_document
-from atlas.definitions import DefinitionErrors, load_rows
+from atlas.artifact.catalog_artifact import write_document
+from atlas.artifact.definitions import DefinitionErrors, load_rows
 
 
 class Command(BaseCommand):

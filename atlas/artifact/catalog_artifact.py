@@ -28,7 +28,7 @@ import orjson
 from django.conf import settings
 
 from atlas import json_stream, json_values
-from atlas.canonical_form import canonical_row, catalog_revision
+from atlas.artifact.canonical_form import canonical_row, catalog_revision
 from atlas.json_schemas import SchemaValidator
 from atlas.rules import source_ids, timestamps
 from atlas.rules.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
@@ -45,7 +45,7 @@ STRING_OR_NULL_FIELDS = (
 )  # fmt: skip
 
 
-SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "catalog.schema.json"
+SCHEMA_PATH = Path(__file__).resolve().parent.parent / "schema" / "catalog.schema.json"
 MAX_DEPTH = 12  # a row's deepest legitimate value (grading_scope.task_assets.blend.x) is at 4
 DEFAULT_MAX_CATALOG_BYTES = 1024 * 2**20
 
@@ -86,7 +86,7 @@ class OriginSnapshot:
     origin: str
     revision: str
     revised_at: str | None
-    # Per row, in the artifact's order: its id and its canonical bytes (``atlas.canonical_form``;
+    # Per row, in the artifact's order: its id and its canonical bytes (``atlas.artifact.canonical_form``;
     # a hundred thousand parsed rows took three times the memory).
     ids: tuple[str, ...]
     parts: tuple[bytes, ...]
