@@ -11,7 +11,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from atlas import json_values
+from atlas.jsonio import json_values
 from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.vocabularies import ChangeKind

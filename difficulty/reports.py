@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from atlas import json_values
+from atlas.jsonio import json_values
 
 REPORT_PATH = "difficulty.json"
 CONTEXT_PATH = "difficulty/context.json"

@@ -19,7 +19,7 @@ from typing import IO
 
 from django.conf import settings
 
-from atlas.json_values import printable
+from atlas.jsonio.json_values import printable
 from reviews.evidence_set import COLLECTION_FILE
 from reviews.path_safety import relative_form, resolves_inside
 

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atlas.json_schemas import SchemaValidator
-from atlas.json_values import printable
+from atlas.jsonio.json_schemas import SchemaValidator
+from atlas.jsonio.json_values import printable
 from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,

@@ -12,7 +12,7 @@ Two checks, each asked in one way:
 
 What a caller adds is its own, not path safety: whether the file is regular, on the run's file
 system, with one link (``reviews.run_files``), whether its name can be stored
-(``atlas.json_values.storable_text``).
+(``atlas.jsonio.json_values.storable_text``).
 
 Standard library only: ``make_review`` and the curators' tools import it without Django. The
 native workers (``reviews/production/workers/``) run in another interpreter without the project

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from atlas.json_values import printable, storable_text
+from atlas.jsonio.json_values import printable, storable_text
 from reviews.path_safety import relative_form, resolved
 
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024

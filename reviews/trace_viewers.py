@@ -18,7 +18,7 @@ from typing import Any
 
 from django.utils.safestring import SafeString, mark_safe
 
-from atlas import json_values
+from atlas.jsonio import json_values
 
 TRUNCATION_BYTES = 2 * 1024 * 1024
 TRUNCATION_NOTE = "Showing the first 2 MiB; download the original artifact for the rest."

@@ -17,7 +17,7 @@ from typing import Any
 
 from django.db import transaction
 
-from atlas import json_values
+from atlas.jsonio import json_values
 from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.source_ids import ABSENT_OR_INACTIVE

@@ -25,7 +25,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from atlas import json_values
 from atlas.api.authentication import LockingTokenAuthentication
 from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response, export_filename
 from atlas.api.renderers import FastJSONRenderer
@@ -37,6 +36,7 @@ from atlas.filters import (
     SORT_KEYS,
     SourceFilterSet,
 )
+from atlas.jsonio import json_values
 from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from atlas import json_values
+from atlas.jsonio import json_values
 from atlas.rules import source_ids, timestamps
 from atlas.rules.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns
 

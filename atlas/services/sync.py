@@ -14,7 +14,7 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from atlas import bulk_writes, json_values
+from atlas import bulk_writes
 from atlas.artifact.catalog_artifact import (
     CatalogInvalid,
     OriginSnapshot,
@@ -22,6 +22,7 @@ from atlas.artifact.catalog_artifact import (
     load_catalog,
 )
 from atlas.gc_pause import collector_paused
+from atlas.jsonio import json_values
 from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot

@@ -15,8 +15,8 @@ from django.db.models.functions import Cast
 from django.urls import reverse
 from django.utils.safestring import SafeString
 
-from atlas import json_values
 from atlas.contributions import CatalogCell
+from atlas.jsonio import json_values
 from atlas.models import Source
 from atlas.rules import labels
 from atlas.rules.vocabularies import SourceKind

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from atlas.json_schemas import SchemaValidator
+from atlas.jsonio.json_schemas import SchemaValidator
 from reviews.collection_checks import SCHEMA_PATH, json_pointer
 from reviews.production.errors import ReviewProductionError
 from reviews.production.model_client import ModelClient, chat_body, stage_label

@@ -37,7 +37,7 @@
   // RENDER_DEPTH of trace_viewers.py: a value nested deeper is shown as its text.
   var RENDER_DEPTH = 32;
 
-  // atlas.json_values.deeper_than: whether a container at ``depth`` or below it, ``room`` levels
+  // atlas.jsonio.json_values.deeper_than: whether a container at ``depth`` or below it, ``room`` levels
   // or more down, holds anything.
   function deeperThan(value, room, depth) {
     if (!isContainer(value)) return false;

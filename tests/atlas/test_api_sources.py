@@ -248,14 +248,14 @@ def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
 def test_stored_json_is_read_as_the_json_module_reads_it(text):
     import json
 
-    from atlas.json_values import loads_stored
+    from atlas.jsonio.json_values import loads_stored
 
     assert json.dumps(loads_stored(text)) == json.dumps(json.loads(text))
 
 
 def test_what_orjson_reads_differently_is_refused_at_intake():
     """Integers beyond 64 bits (orjson reads them as floats) never reach the database."""
-    from atlas.json_values import unstorable_path
+    from atlas.jsonio.json_values import unstorable_path
 
     assert unstorable_path({"big": 2**64}) is not None
     assert unstorable_path({"small": -(2**63) - 1}) is not None

@@ -1,4 +1,4 @@
-"""The project's JSON Schema validation: two engines, one verdict (``atlas.json_schemas``)."""
+"""The project's JSON Schema validation: two engines, one verdict (``atlas.jsonio.json_schemas``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 def test_remembered_format_verdicts_are_the_checks_verdicts():
     """Both engines see the format checks through a per-string memory: asking again, or asking
     about a non-string, gives the check's own answer."""
-    from atlas.json_schemas import FORMATS, SchemaValidator
+    from atlas.jsonio.json_schemas import FORMATS, SchemaValidator
 
     validator = SchemaValidator({"type": "array", "items": {"format": "date-time"}})
     for _ in range(2):
@@ -19,7 +19,7 @@ def test_remembered_format_verdicts_are_the_checks_verdicts():
 def test_a_string_without_a_utf8_form_is_judged_by_the_reference_engine():
     """A lone surrogate cannot cross into the compiled engine (it raised, and a sync answered 500):
     the verdict and the error come from the reference engine."""
-    from atlas.json_schemas import SchemaValidator
+    from atlas.jsonio.json_schemas import SchemaValidator
 
     validator = SchemaValidator(
         {"type": "object", "properties": {"kind": {"enum": ["a", "b"]}}, "required": ["kind"]}
@@ -34,7 +34,7 @@ def test_an_error_inside_an_alternative_names_the_value_itself():
     """Why the reference engine stays beside the compiled one: inside ``anyOf`` (nullable objects
     throughout the schemas) the compiled engine reports only the alternative's container; the
     reference engine's best match names the offending value and what it should be."""
-    from atlas.json_schemas import SchemaValidator
+    from atlas.jsonio.json_schemas import SchemaValidator
 
     nullable = {"anyOf": [{"type": "null"}, {"properties": {"b": {"type": "integer"}}}]}
     validator = SchemaValidator({"type": "object", "properties": {"a": nullable}})

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from atlas.json_values import deeper_than, loads_storable, refusal_at, unstorable_path
+from atlas.jsonio.json_values import deeper_than, loads_storable, refusal_at, unstorable_path
 
 
 @pytest.mark.parametrize(
@@ -86,7 +86,7 @@ def test_a_refused_value_is_named_with_why(value, path, reason):
 def test_printable_escapes_what_no_page_can_hold_and_cuts_long_text():
     """The one message printer (ids in refusals too): printable text as it is, the rest escaped,
     bounded when asked."""
-    from atlas.json_values import printable
+    from atlas.jsonio.json_values import printable
 
     assert printable("Task Trove:café 😀") == "Task Trove:café 😀"
     assert printable("a\nb\x00\ud800") == "a\\nb\\x00\\ud800"

@@ -60,7 +60,7 @@ def test_formats_in_utc():
 def test_the_schemas_date_time_format_is_this_parser():
     """The catalog and review schemas check date-time with this module, so whatever the schema
     accepts, every page can read (a lowercase collection once published undated)."""
-    from atlas.json_schemas import format_checker
+    from atlas.jsonio.json_schemas import format_checker
 
     checker = format_checker()
     for text in ("2025-03-03t12:00:00z", "2025-03-03T12:00:00.5+01:00", "2025-03-03T12:00:00Z"):

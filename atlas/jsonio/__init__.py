@@ -1,0 +1,1 @@
+"""JSON the catalog stores and checks: the strict reader and the JSON Schema validation."""
