@@ -9,4 +9,4 @@ class AtlasConfig(AppConfig):
     def ready(self) -> None:
         # ``lookups`` registers ``__among``. The Celery app is loaded with the settings, by the
         # ``config`` package, so shared tasks bind to it in every Django process.
-        from atlas import lookups  # noqa: F401
+        from atlas.db import lookups  # noqa: F401

@@ -42,7 +42,7 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from atlas.bulk_writes import vacuum_analyze  # noqa: E402
+from atlas.db.bulk_writes import vacuum_analyze  # noqa: E402
 from atlas.models import Refresh, RefreshRun, Source  # noqa: E402
 from atlas.rules.display_state import CURATED_FIELDS, DisplayContext, compute_display_state  # noqa: E402
 from benchmarks import list_endpoints  # noqa: E402

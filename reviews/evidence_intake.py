@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-from atlas import bulk_writes
+from atlas.db import bulk_writes
 from reviews.models import Review, ReviewArtifact
 from reviews.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,

@@ -14,7 +14,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from atlas.gc_pause import collector_paused
+from atlas.db.gc_pause import collector_paused
 from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.display_state import capped_for_open_defect
@@ -69,7 +69,7 @@ def publish_run_directory(
     Raises ``PublicationRejected`` (nothing written) or ``PublicationConflict`` (pool evidence
     written, rating unchanged).
     """
-    # Thousands of evidence files make as many records: see atlas.gc_pause.
+    # Thousands of evidence files make as many records: see atlas.db.gc_pause.
     with collector_paused(), transaction.atomic():
         run = validate_run_directory(run_dir=Path(run_dir), atlas_id=atlas_id)
         before = curation_state(source_id=run.source.id)  # the source row is locked

@@ -4,7 +4,7 @@ substring match. SQLite needs neither (it sorts by lowercased text and scans for
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 FORWARD = (
     # Secondary strength ignores case (nondeterministic: equal keys then tie by source ID);

@@ -20,7 +20,7 @@ SQLite needs neither."""
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 FORWARD = (
     "CREATE INDEX IF NOT EXISTS catalog_src_type_rows ON catalog_sources "

@@ -5,7 +5,7 @@ before and stores their digests."""
 
 from django.db import migrations, models
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 POSTGRES_INSTALL = [
     """

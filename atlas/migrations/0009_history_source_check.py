@@ -10,7 +10,7 @@ database, has no transition tables: a row-level check of inserted and updated hi
 import django.db.models.deletion
 from django.db import migrations, models
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 _MISSING = "catalog history names a source that does not exist"
 _KEPT = "a source with a catalog history is never deleted; retire it instead"

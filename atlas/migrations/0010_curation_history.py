@@ -14,7 +14,7 @@ import django.db.models.deletion
 from django.db import migrations, models
 from django.db.models import OuterRef, Q, Subquery
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 _history_triggers = importlib.import_module("atlas.migrations.0009_history_source_check")
 SYNC_KINDS = ["added", "retired", "returned", "changed"]

@@ -8,7 +8,7 @@ descending is read from it in order. SQLite needs none."""
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 FORWARD = (
     "CREATE INDEX IF NOT EXISTS catalog_src_family_rows ON catalog_sources "

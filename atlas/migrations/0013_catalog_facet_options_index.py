@@ -8,7 +8,7 @@ still reads its rows' search text. SQLite needs none."""
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 FORWARD = (
     "CREATE INDEX IF NOT EXISTS catalog_src_facet_options ON catalog_sources (origin, status) "

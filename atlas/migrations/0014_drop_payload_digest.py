@@ -8,7 +8,7 @@ stays. Backwards, the column comes back empty together with its triggers (the SQ
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 POSTGRES_RESTORE = [
     """

@@ -9,8 +9,8 @@ from django.db import connection
 from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
-from atlas import bulk_writes
 from atlas.contributions import gather_display_contexts
+from atlas.db import bulk_writes
 from atlas.jsonio import json_values
 from atlas.models import Source
 from atlas.rules.display_state import (

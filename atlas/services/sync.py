@@ -14,16 +14,16 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 from django.utils import timezone
 
-from atlas import bulk_writes
 from atlas.artifact.catalog_artifact import (
     CatalogInvalid,
     OriginSnapshot,
     ValidatedCatalog,
     load_catalog,
 )
-from atlas.gc_pause import collector_paused
+from atlas.db import bulk_writes
+from atlas.db.gc_pause import collector_paused
+from atlas.db.locks import catalog_refresh_lock
 from atlas.jsonio import json_values
-from atlas.locks import catalog_refresh_lock
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.services.changes import ChangeRecorder
@@ -56,7 +56,7 @@ def sync_catalog(
     the lock.
     ``progress`` receives one line per origin as the sync goes (the command prints them)."""
     started_at = timezone.now()
-    # A 100,000-row artifact is millions of live objects: see atlas.gc_pause.
+    # A 100,000-row artifact is millions of live objects: see atlas.db.gc_pause.
     with collector_paused():
         try:
             catalog = load_catalog(Path(catalog_path))

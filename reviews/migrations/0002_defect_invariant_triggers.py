@@ -6,7 +6,7 @@ value was Bad, else Some issues; difficulty is always cleared."""
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 POSTGRES_INSTALL = [
     """

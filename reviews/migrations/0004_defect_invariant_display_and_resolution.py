@@ -10,7 +10,7 @@ raw deletion of an open issue and moving an issue between sources.
 
 from django.db import migrations
 
-from atlas.vendor_sql import vendor_step
+from atlas.db.vendor_sql import vendor_step
 
 DISPLAY_CLEARED = (
     "difficulty_status", "difficulty_text", "difficulty_summary", "large_solve_rate",

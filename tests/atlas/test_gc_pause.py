@@ -7,7 +7,7 @@ import os
 
 import pytest
 
-from atlas.gc_pause import collector_paused
+from atlas.db.gc_pause import collector_paused
 from atlas.services.sync import SyncRejected, sync_catalog
 from tests.conftest import make_row
 

@@ -10,7 +10,7 @@ from django.test import Client
 from rest_framework.authtoken.models import Token
 
 from atlas import tasks
-from atlas.locks import ADVISORY_KEY, catalog_refresh_lock
+from atlas.db.locks import ADVISORY_KEY, catalog_refresh_lock
 from atlas.models import RefreshRun, Source
 from tests.atlas.test_catalog_helpers import make_curator, make_row
 

@@ -152,7 +152,7 @@ def test_exception_midway_rolls_back_everything(write_catalog, monkeypatch):
 def test_busy_lock_answers_at_once_and_writes_nothing(write_catalog):
     from django.db import connection, transaction
 
-    from atlas.locks import catalog_refresh_lock
+    from atlas.db.locks import catalog_refresh_lock
 
     path = write_catalog([make_row("MarinSkyRL:a")])
     runs_before = RefreshRun.objects.count()

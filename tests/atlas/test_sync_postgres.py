@@ -145,7 +145,7 @@ def test_two_concurrent_syncs_on_postgres(monkeypatch, write_catalog):
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
 @pytest.mark.django_db(transaction=True)
 def test_lock_held_by_another_connection_makes_sync_busy_at_once(write_catalog):
-    from atlas.locks import ADVISORY_KEY
+    from atlas.db.locks import ADVISORY_KEY
 
     path = write_catalog([make_row("MarinSkyRL:a")])
     holding, release = threading.Event(), threading.Event()

@@ -1,5 +1,5 @@
 """Migrations that run SQL per database: each runs the statements written for the database in
-use, and refuses one with none written for it (``atlas.vendor_sql.vendor_step``)."""
+use, and refuses one with none written for it (``atlas.db.vendor_sql.vendor_step``)."""
 
 from __future__ import annotations
 

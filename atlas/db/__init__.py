@@ -1,0 +1,1 @@
+"""Database helpers: vendor SQL for migrations, lookups, set-based writes, locks, GC pauses."""
