@@ -15,7 +15,7 @@ from typing import Any
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
-from atlas.formula_guard import guarded
+from atlas.export.formula_guard import guarded
 
 ROWS_PER_WRITE = 500
 FILENAME_PART = re.compile(r"[^A-Za-z0-9._-]+")

@@ -2,7 +2,7 @@
 
 from django.db import migrations, models
 
-from atlas.formula_guard import export_tags
+from atlas.export.formula_guard import export_tags
 
 BATCH = 1000
 

@@ -12,7 +12,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from atlas.api.csv_twin import export_filename
 from atlas.contributions import catalog_cells
-from atlas.csv_export import csv_response
+from atlas.export.csv_export import csv_response
 from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import is_curator
 from atlas.rules import labels

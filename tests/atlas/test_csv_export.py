@@ -7,8 +7,8 @@ import pytest
 from django.conf import settings
 from django.http import QueryDict
 
-from atlas import formula_guard
-from atlas.csv_export import HEADER, copy_chunks, writer_chunks
+from atlas.export import formula_guard
+from atlas.export.csv_export import HEADER, copy_chunks, writer_chunks
 from atlas.filters import lenient_filterset
 from atlas.models import Source
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state

@@ -20,7 +20,7 @@ from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Coalesce
 from django.http import StreamingHttpResponse
 
-from atlas.formula_guard import guard_sql
+from atlas.export.formula_guard import guard_sql
 from atlas.models import Source
 
 FILENAME = "rl-data-atlas.csv"
