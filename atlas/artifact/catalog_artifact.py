@@ -87,8 +87,9 @@ class OriginSnapshot:
     origin: str
     revision: str
     revised_at: str | None
-    # Per row, in the artifact's order: its id and its canonical bytes (``atlas.artifact.canonical_form``;
-    # a hundred thousand parsed rows took three times the memory).
+    # Per row, in the artifact's order: its id and its canonical bytes
+    # (``atlas.artifact.canonical_form``; a hundred thousand parsed rows took three times the
+    # memory).
     ids: tuple[str, ...]
     parts: tuple[bytes, ...]
 

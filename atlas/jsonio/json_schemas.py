@@ -1,7 +1,8 @@
 """Validation against the project's JSON Schemas (catalog artifact rows, review collections).
 
-One format rule per format, the project's own: ``date-time`` and ``date`` by ``atlas.rules.timestamps``
-(a value a schema accepts is a value every page can read), ``uri`` by RFC 3986.
+One format rule per format, the project's own: ``date-time`` and ``date`` by
+``atlas.rules.timestamps`` (a value a schema accepts is a value every page can read), ``uri`` by
+RFC 3986.
 
 Two engines, one verdict: ``jsonschema-rs`` (compiled) decides whether an instance is valid — a
 pure-Python check of every row cost milliseconds each, minutes for a 100,000-source sync — and only

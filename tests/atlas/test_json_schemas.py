@@ -1,4 +1,4 @@
-"""The project's JSON Schema validation: two engines, one verdict (``atlas.jsonio.json_schemas``)."""
+"""The project's JSON Schema validation: two engines, one verdict (atlas.jsonio.json_schemas)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The one RFC 3339 parser and formatter (atlas.rules.timestamps) and the places that read through it."""
+"""The one RFC 3339 parser and formatter (atlas.rules.timestamps) and the places that read it."""
 
 from __future__ import annotations
 
