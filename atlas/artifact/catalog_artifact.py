@@ -27,9 +27,8 @@ from typing import Any, BinaryIO
 import orjson
 from django.conf import settings
 
-from atlas import json_stream
 from atlas.artifact.canonical_form import canonical_row, catalog_revision
-from atlas.jsonio import json_values
+from atlas.jsonio import json_stream, json_values
 from atlas.jsonio.json_schemas import SchemaValidator
 from atlas.rules import source_ids, timestamps
 from atlas.rules.vocabularies import UNCLASSIFIED, Quality, SourceType, Turns

@@ -11,7 +11,6 @@ from typing import Any
 import pytest
 
 import atlas.artifact.catalog_artifact as artifact
-from atlas import json_stream
 from atlas.artifact.catalog_artifact import (
     CatalogInvalid,
     ValidatedCatalog,
@@ -19,6 +18,7 @@ from atlas.artifact.catalog_artifact import (
     load_catalog,
     validate_bytes,
 )
+from atlas.jsonio import json_stream
 from tests.conftest import make_row
 from tests.hostile.test_catalog_artifacts import CASES, artifact_text
 

@@ -1,5 +1,5 @@
-"""The streaming reader of one large array member (``atlas.json_stream``): the same values as the
-json module at any chunk size, and a refusal (read it whole) for everything else."""
+"""The streaming reader of one large array member (``atlas.jsonio.json_stream``): the same values as
+the json module at any chunk size, and a refusal (read it whole) for everything else."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from atlas.json_stream import ArrayStart, Item, Member, Unstreamable, read_object
+from atlas.jsonio.json_stream import ArrayStart, Item, Member, Unstreamable, read_object
 
 NUL_ESCAPE = re.compile(r"\\u0000")
 

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 import atlas.artifact.catalog_artifact as artifact
-from atlas import json_stream
 from atlas.artifact.catalog_artifact import CatalogInvalid, catalog_revision
+from atlas.jsonio import json_stream
 from tests.conftest import make_row
 
 CHUNKS = (1, 3, 17, 64, 1 << 20)
