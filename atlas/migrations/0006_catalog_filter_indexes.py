@@ -1,4 +1,4 @@
-"""PostgreSQL indexes for the filtered catalog at 100,000 sources (issue 12). The list's WHERE
+"""PostgreSQL indexes for the filtered catalog at 100,000 sources. The list's WHERE
 is ``active`` plus the filters, and by default hides Bad and Excluded rows; its ORDER BY puts
 nulls last and ties by ``id`` ascending (``atlas.filters.ordering_for``), so a key that serves a
 sort must be ``… NULLS LAST, id``.

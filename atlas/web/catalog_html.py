@@ -3,7 +3,7 @@ Python rather than by the template engine.
 
 Why not a template: the engine resolves every ``{{ row.x }}`` through its lookup machinery, about
 0.1 ms per row here, which made a 500-row page spend most of its time in the loop, and the
-headers and option lists most of the rest (issue 12 sets the page against a bare table of the
+headers and option lists most of the rest (the page's speed goal is set against a bare table of the
 same rows). This module is the one place that markup lives; the templates print its output.
 
 The markup escapes by construction: every piece is a template filled with values, and each
