@@ -17,6 +17,7 @@ from rest_framework.utils.urls import remove_query_param, replace_query_param
 DEFAULT_PAGE_SIZE = 100
 MIN_PAGE_SIZE = 25
 MAX_PAGE_SIZE = 500
+LARGEST_OFFSET = 2**63 - 1
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,8 @@ class CatalogPagination(BasePagination):
     ) -> list[Any]:
         number, size = strict_paging(request.query_params)
         start = (number - 1) * size
-        rows = list(queryset[start : start + size])
+        # An offset past a 64-bit integer has no rows (and the database refuses it).
+        rows = list(queryset[start : start + size]) if start + size <= LARGEST_OFFSET else []
         # A page that is not full is the last one: its rows give the count. Only a full page, or
         # an empty one past the first, asks the database to count.
         if isinstance(queryset, Sequence):

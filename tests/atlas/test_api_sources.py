@@ -52,6 +52,15 @@ def test_the_last_page_and_one_past_it(client, catalog):
     assert client.get("/api/sources/?q=nothing-matches&page=2").status_code == 404
 
 
+def test_a_page_whose_offset_no_database_takes_is_past_the_last(client, catalog):
+    """Rows are read before the count: an offset past a 64-bit integer is not sent (the database
+    refuses it, a 500); the page is past the last, like any other."""
+    for path in ("/api/sources/", "/api/changes/"):
+        response = client.get(f"{path}?page={2**63 // 25 + 1}&page_size=25")
+        assert response.status_code == 404, path
+        assert " is past the last page (" in response.json()["detail"], path
+
+
 @pytest.mark.parametrize(
     "query",
     ["type=rl", "turns=x", "origin=Elsewhere", "family=nope", "benchmark=yes", "quality=ok",
