@@ -228,6 +228,41 @@ def test_list_rows_from_the_narrow_columns_equal_full_rows(
     assert [row["id"] for row in body["results"]] == [row["id"] for row in rows]
 
 
+def test_each_row_field_is_read_from_where_row_names_it():
+    """Rows are gathered by kind (columns, payload keys, solve rates, shaped values) and arranged
+    in ROW's order: every field must still hold its own value, whatever its kind and place."""
+    from atlas.api.views import ROW, ROW_COLUMNS, Column, Payload, Rate, row_of_values
+    from atlas.rules.solve_rates import ROLES
+
+    summary = {"models": [{"size": role, "solved": 10 + n, "verified": 20 + n}
+                          for n, role in enumerate(ROLES)]}  # fmt: skip
+    values = {name: f"column:{name}" for name in ROW_COLUMNS}
+    values.update(
+        payload={
+            f.value.key: f"payload:{f.value.key}" for f in ROW if isinstance(f.value, Payload)
+        },
+        difficulty_summary=summary,
+        review_stale=False,
+        display_review_id=None,
+    )
+    row = row_of_values(values)
+    assert tuple(row) == tuple(field.name for field in ROW)
+    for n, role in enumerate(ROLES):
+        assert row[f"difficulty_{role}_solved"] == 10 + n
+        assert row[f"difficulty_{role}_verified"] == 20 + n
+        assert row[f"difficulty_{role}_rate"] == (10 + n) / (20 + n)
+    for field in ROW:
+        if isinstance(field.value, Column):
+            assert row[field.name] == values[field.value.name], field.name
+        elif isinstance(field.value, Payload):
+            assert row[field.name] == f"payload:{field.value.key}", field.name
+        elif not isinstance(field.value, Rate):
+            assert callable(field.value), field.name
+    assert row["url"] == "/api/sources/column:id/"
+    assert row["review_page_url"] is None
+    assert row["type_label"] == "payload:type"
+
+
 @pytest.mark.parametrize(
     "source_id",
     ["MarinSkyRL:s1", "Task Trove:with space/x", "o:a%2Fb?c#d", "o:é/ü", "o:a/./b", "o:a/../b",
