@@ -87,13 +87,14 @@ class ValueField(forms.CharField):
     A plain membership test, not a ``ChoiceField``: a filter set builds its filters' fields per
     query, and a choice field normalises, and its form copies, every choice each time."""
 
-    def __init__(self, *, values: tuple[str, ...] = (), **kwargs) -> None:
+    def __init__(self, *, values: tuple[str, ...] | None = (), **kwargs) -> None:
+        # None: any value (checked elsewhere; see SourceFilterSet's ``checked_by_rows``).
         self.values = values
         super().__init__(strip=False, **kwargs)
 
     def validate(self, value: str) -> None:
         super().validate(value)
-        if value and value not in self.values:
+        if value and self.values is not None and value not in self.values:
             raise forms.ValidationError(
                 self.error_messages["invalid_choice"],
                 code="invalid_choice",
@@ -202,7 +203,11 @@ def difficulty_condition(value: str) -> Q:
 
 class SourceFilterSet(django_filters.FilterSet):
     """Origins and families are data: their choices come from the active sources (one vocabulary
-    read), so an origin or family no source has is an unknown value like any other."""
+    read), so an origin or family no source has is an unknown value like any other.
+
+    ``checked_by_rows``: the origin and family are taken as given, and checked against the
+    vocabulary only if the rows come back empty (``with_values_checked()``): a row with that
+    origin or family proves it is one, and the vocabulary read is saved (the API's list)."""
 
     q = django_filters.CharFilter(method="filter_search", label="Search")
     # The choices of these two are the vocabulary's, set on each filter set's form (__init__).
@@ -254,6 +259,7 @@ class SourceFilterSet(django_filters.FilterSet):
         request=None,
         prefix=None,
         vocabulary: CatalogVocabulary | None = None,
+        checked_by_rows: bool = False,
     ) -> None:
         super().__init__(
             normalized_query(data) if data is not None else None,
@@ -261,11 +267,17 @@ class SourceFilterSet(django_filters.FilterSet):
             request=request,
             prefix=prefix,
         )
+        self._given = (data, queryset, request, prefix)
         self._vocabulary = vocabulary
         # Origin and family values matter only to a query that names one: without one, no
         # vocabulary is read (the API's list then costs one query less).
-        names_one = bool(self.data.get("origin") or self.data.get("family"))
-        known = self.vocabulary if names_one or vocabulary is not None else None
+        self.names_one = bool(self.data.get("origin") or self.data.get("family"))
+        self.checked_by_rows = checked_by_rows and self.names_one and vocabulary is None
+        if self.checked_by_rows:
+            for name in ("origin", "family"):
+                cast(ValueField, self.form.fields[name]).values = None
+            return
+        known = self.vocabulary if self.names_one or vocabulary is not None else None
         families: tuple[str, ...] = known.families if known else ()
         if known and known.has_unknown_family:
             families = (*families, UNKNOWN)
@@ -276,6 +288,14 @@ class SourceFilterSet(django_filters.FilterSet):
             field = cast(ValueField, self.form.fields[name])
             field.values = values
             field.error_messages["invalid_choice"] = invalid_choice_message(values=values)
+
+    def with_values_checked(self) -> SourceFilterSet:
+        """This query with its origin and family checked against the vocabulary (itself when they
+        were): for an invalid query, or when its rows came back empty (``checked_by_rows``)."""
+        if not self.checked_by_rows:
+            return self
+        data, queryset, request, prefix = self._given
+        return SourceFilterSet(data, queryset, request=request, prefix=prefix)
 
     @property
     def vocabulary(self) -> CatalogVocabulary:

@@ -471,16 +471,34 @@ class SourceListView(StrictQueryMixin, ListAPIView):
     def get_queryset(self):
         return list_values(self.validated_filterset().qs)
 
-    def validated_filterset(self) -> SourceFilterSet:
-        filterset = SourceFilterSet(self.request.query_params)
+    def validated_filterset(self, *, checked_by_rows: bool = False) -> SourceFilterSet:
+        filterset = SourceFilterSet(self.request.query_params, checked_by_rows=checked_by_rows)
         if not filterset.is_valid():
+            # All of the refusals, the origin's and family's included.
+            filterset = filterset.with_values_checked()
+            filterset.is_valid()
             raise ValidationError(filterset.errors)
         self.filterset = filterset
         return filterset
 
+    def refuse_unchecked_values(self) -> None:
+        """An empty page may name an origin or family no source has: checked now."""
+        checked = self.filterset.with_values_checked()
+        if not checked.is_valid():
+            raise ValidationError(checked.errors)
+
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        rows = self.get_queryset()
-        page = cast(CatalogPagination, self.paginator).paginate_queryset(rows, request, view=self)
+        # A page with rows proves its origin and family exist: no vocabulary read for them.
+        rows = list_values(self.validated_filterset(checked_by_rows=True).qs)
+        try:
+            page = cast(CatalogPagination, self.paginator).paginate_queryset(
+                rows, request, view=self
+            )
+        except NotFound:
+            self.refuse_unchecked_values()
+            raise
+        if not page:
+            self.refuse_unchecked_values()
         # The rows without a serializer: one per row cost a context lookup each.
         return self.get_paginated_response(rows_of(items=page, request=request))
 

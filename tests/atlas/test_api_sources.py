@@ -126,13 +126,12 @@ def test_list_query_count_is_constant(client, write_catalog, django_assert_num_q
     seed(write_catalog, rows)
     for n in range(0, 520, 40):
         make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
-    client.get("/api/sources/?origin=MarinSkyRL")  # caches the vocabulary of this version
     # count and rows (open issues are a display column); no vocabulary without origin or family
     with django_assert_num_queries(2):
         body = client.get(f"/api/sources/?page_size={page_size}&q=s").json()
     assert len(body["results"]) == page_size
-    # naming an origin reads the newest run too (the vocabulary's cache key)
-    with django_assert_num_queries(3):
+    # nor with one that has rows: they prove it is one
+    with django_assert_num_queries(2):
         body = client.get(f"/api/sources/?page_size={page_size}&origin=MarinSkyRL").json()
     assert len(body["results"]) == page_size
 
@@ -163,6 +162,38 @@ def test_an_origin_or_family_no_source_has_is_refused(client, catalog):
         response = client.get(f"/api/sources/?{parameter}=Nowhere")
         assert response.status_code == 400
         assert parameter in response.json()
+
+
+def test_an_origin_or_family_is_checked_when_its_rows_are_empty(
+    client, catalog, django_assert_num_queries
+):
+    """A page with rows proves its origin and family; an empty page (or one past the last) names
+    them against the vocabulary, and a refusal lists every refused value, as before."""
+    families = "Valid: math-answer."  # every row of the catalog has this family
+    origins = "Valid: MarinSkyRL, Task Trove."
+    refusals = {
+        "family=Nowhere": {"family": [f"“Nowhere” is not a valid value. {families}"]},
+        "family=unknown&page=2&page_size=25": {
+            "family": [f"“unknown” is not a valid value. {families}"]
+        },
+        "origin=marinskyrl": {"origin": [f"“marinskyrl” is not a valid value. {origins}"]},
+        "origin=Nowhere&type=x": {
+            "origin": [f"“Nowhere” is not a valid value. {origins}"],
+            "type": ["“x” is not a valid value. Valid: RLVR, Alignment, Agentic, unknown."],
+        },
+    }
+    client.get("/api/sources/?origin=Nowhere")  # caches the vocabulary of this version
+    for query, errors in refusals.items():
+        response = client.get(f"/api/sources/?{query}")
+        assert (response.status_code, response.json()) == (400, errors), query
+    # the rows alone: an origin with rows, or an empty page of known values
+    for query, count in (("origin=MarinSkyRL&q=s0", 10), ("origin=MarinSkyRL&q=zz", 0)):
+        with django_assert_num_queries(1 if count else 2):
+            body = client.get(f"/api/sources/?{query}").json()
+        assert body["count"] == count, query
+    with django_assert_num_queries(3):  # rows, count, then the vocabulary's key
+        response = client.get("/api/sources/?origin=MarinSkyRL&page=3&page_size=25")
+    assert response.status_code == 404
 
 
 def test_refreshes_list_rows_and_last_run(client, catalog):
