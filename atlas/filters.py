@@ -71,6 +71,8 @@ SORT_CHOICES = tuple((key, key) for key in SORT_KEYS) + tuple(
     (f"-{key}", f"-{key}") for key in SORT_KEYS
 )
 FAMILY_UNKNOWN_LABEL = "Unknown / unclassified"
+# The filters whose values are the vocabulary's (the active sources').
+VOCABULARY_FILTERS = ("origin", "family")
 
 
 def invalid_choice_message(*, values, note: str = "") -> str:
@@ -206,7 +208,7 @@ class SourceFilterSet(django_filters.FilterSet):
     read), so an origin or family no source has is an unknown value like any other.
 
     ``checked_by_rows``: the origin and family are taken as given, and checked against the
-    vocabulary only if the rows come back empty (``with_values_checked()``): a row with that
+    vocabulary only if the rows come back empty (``refused_values()``): a row with that
     origin or family proves it is one, and the vocabulary read is saved (the API's list)."""
 
     q = django_filters.CharFilter(method="filter_search", label="Search")
@@ -271,13 +273,15 @@ class SourceFilterSet(django_filters.FilterSet):
         self._vocabulary = vocabulary
         # Origin and family values matter only to a query that names one: without one, no
         # vocabulary is read (the API's list then costs one query less).
-        self.names_one = bool(self.data.get("origin") or self.data.get("family"))
+        self.names_one = any(self.data.get(name) for name in VOCABULARY_FILTERS)
         self.checked_by_rows = checked_by_rows and self.names_one and vocabulary is None
         if self.checked_by_rows:
-            for name in ("origin", "family"):
+            for name in VOCABULARY_FILTERS:
                 cast(ValueField, self.form.fields[name]).values = None
-            return
-        known = self.vocabulary if self.names_one or vocabulary is not None else None
+        else:
+            self._take_values(self.vocabulary if self.names_one or vocabulary is not None else None)
+
+    def _take_values(self, known: CatalogVocabulary | None) -> None:
         families: tuple[str, ...] = known.families if known else ()
         if known and known.has_unknown_family:
             families = (*families, UNKNOWN)
@@ -291,11 +295,25 @@ class SourceFilterSet(django_filters.FilterSet):
 
     def with_values_checked(self) -> SourceFilterSet:
         """This query with its origin and family checked against the vocabulary (itself when they
-        were): for an invalid query, or when its rows came back empty (``checked_by_rows``)."""
+        were), for an invalid query: its refusals are then all of them."""
         if not self.checked_by_rows:
             return self
         data, queryset, request, prefix = self._given
         return SourceFilterSet(data, queryset, request=request, prefix=prefix)
+
+    def refused_values(self) -> dict[str, list[str]]:
+        """A valid ``checked_by_rows`` query whose rows came back empty: the refusals of its
+        origin and family against the vocabulary (none when they were checked already)."""
+        if not self.checked_by_rows:
+            return {}
+        self._take_values(self.vocabulary)
+        refused = {}
+        for name in VOCABULARY_FILTERS:
+            try:
+                self.form.fields[name].clean(self.form.cleaned_data.get(name) or "")
+            except forms.ValidationError as error:
+                refused[name] = error.messages
+        return refused
 
     @property
     def vocabulary(self) -> CatalogVocabulary:

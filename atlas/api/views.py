@@ -483,9 +483,9 @@ class SourceListView(StrictQueryMixin, ListAPIView):
 
     def refuse_unchecked_values(self) -> None:
         """An empty page may name an origin or family no source has: checked now."""
-        checked = self.filterset.with_values_checked()
-        if not checked.is_valid():
-            raise ValidationError(checked.errors)
+        refused = self.filterset.refused_values()
+        if refused:
+            raise ValidationError(refused)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # A page with rows proves its origin and family exist: no vocabulary read for them.

@@ -191,6 +191,8 @@ def test_an_origin_or_family_is_checked_when_its_rows_are_empty(
         with django_assert_num_queries(1 if count else 2):
             body = client.get(f"/api/sources/?{query}").json()
         assert body["count"] == count, query
+    with django_assert_num_queries(2):  # the rows, then the vocabulary's key
+        assert client.get("/api/sources/?family=Nowhere").status_code == 400
     with django_assert_num_queries(3):  # rows, count, then the vocabulary's key
         response = client.get("/api/sources/?origin=MarinSkyRL&page=3&page_size=25")
     assert response.status_code == 404
