@@ -4,6 +4,7 @@ one transaction under the catalog-refresh lock."""
 from __future__ import annotations
 
 import logging
+import operator
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -243,9 +244,12 @@ def _rewrite_origin(
     retiring.difference_update(snapshot_ids)  # retired from an origin before, listed here now
 
     new: list[bytes] = []
-    known: list[bytes] = []
+    known: list[tuple[str, bytes]] = []
     for source_id, part in zip(snapshot.ids, snapshot.parts, strict=True):
-        (known if source_id in stored else new).append(part)
+        if source_id in stored:
+            known.append((source_id, part))
+        else:
+            new.append(part)
     written = _insert_new(new, snapshot.origin, history)
     written += _rewrite_stored(known, snapshot.origin, history, force=force)
     return written, missing
@@ -309,98 +313,149 @@ def _record(parsed: Parsed, origin: str, state: dict[str, Any]) -> dict[str, Any
 
 def _same_payload(stored: Any, row: dict[str, Any]) -> bool:
     """Whether a stored payload is the row: equal as JSON values, types included (Python's ``==``
-    takes ``true`` for ``1`` and ``1.0`` for ``1``; orjson's bytes with sorted keys do not)."""
-    return orjson.dumps(stored, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
+    takes ``true`` for ``1`` and ``1.0`` for ``1``; orjson's bytes with sorted keys do not). Values
+    Python finds unequal differ whatever their types: most changed rows end there."""
+    return stored == row and orjson.dumps(stored, option=orjson.OPT_SORT_KEYS) == orjson.dumps(
         row, option=orjson.OPT_SORT_KEYS
     )
 
 
-def _differing(batch: list[Parsed], origin: str) -> list[Parsed]:
-    """The rows of ``batch`` whose stored source is not active under ``origin`` with the row's
-    payload."""
-    stored = {
-        source_id: (stored_origin, active, text)
-        for source_id, stored_origin, active, text in Source.objects.filter(
-            id__among=[row["id"] for row, _ in batch]
-        ).values_list("id", "origin", "active", Cast("payload", TextField()))
-    }
-    differing = []
-    for parsed in batch:
-        known = stored.get(parsed[0]["id"])
+STREAM_ROWS = 100  # rows per chunk of a streamed comparison read
+
+
+def _stored_payloads(ids: list[str]) -> Iterator[tuple[str, str, bool, str]]:
+    """Id, origin, active and payload text of the stored sources among ``ids``, in no particular
+    order. On PostgreSQL one query streams them (``Cursor.stream``): the server renders the next
+    payloads while this process compares the last ones (the two cores work at once; batched reads
+    made each side wait for the other)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as wrapper:
+            yield from wrapper.cursor.stream(
+                f"SELECT id, origin, active, payload::text FROM {Source._meta.db_table} "
+                "WHERE id = ANY(%s)",
+                [ids],
+                size=STREAM_ROWS,
+            )
+        return
+    for start in range(0, len(ids), BATCH_SIZE):
+        yield from Source.objects.filter(id__among=ids[start : start + BATCH_SIZE]).values_list(
+            "id", "origin", "active", Cast("payload", TextField())
+        )
+
+
+def _differing(pairs: list[tuple[str, bytes]], origin: str) -> set[str]:
+    """The ids among ``pairs`` (id, canonical bytes) whose stored source is not active under
+    ``origin`` with the row's payload (or is missing). Read unlocked: only a sync writes payloads,
+    and it holds the refresh lock."""
+    incoming = dict(pairs)
+    differing: set[str] = set()
+    for source_id, stored_origin, active, text in _stored_payloads(list(incoming)):
+        part = incoming.pop(source_id)
         if not (
-            known is not None
-            and known[0] == origin
-            and bool(known[1])
-            and _same_payload(json_values.loads_stored(known[2]), parsed[0])
+            stored_origin == origin
+            and active
+            and _same_payload(json_values.loads_stored(text), orjson.loads(part))
         ):
-            differing.append(parsed)
+            differing.add(source_id)
+    differing.update(incoming)  # not stored after all
     return differing
 
 
-def _rewrite_stored(rows: list[bytes], origin: str, history: ChangeRecorder, *, force: bool) -> int:
-    """Write the stored sources among ``rows`` that differ (a source missing after all is
-    inserted): another payload, origin or activity. A row that carries its stored payload is left
-    alone, or, in a forced sync, written only when its display state changed."""
-    columns = ["id", "origin", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS]
+def _rewrite_stored(
+    rows: list[tuple[str, bytes]], origin: str, history: ChangeRecorder, *, force: bool
+) -> int:
+    """Write the stored sources among ``rows`` (id, canonical bytes) that differ (a source missing
+    after all is inserted): another payload, origin or activity. A row that carries its stored
+    payload is left alone, or, in a forced sync, written only when its display state changed.
+
+    Every stored payload is compared first, unlocked (``_differing``); then only the rows to write
+    (a forced sync: all) are parsed, locked and read again, the payloads of differing rows alone
+    (for the history)."""
+    differing = _differing(rows, origin)
+    if not force:
+        rows = [pair for pair in rows if pair[0] in differing]
     upserts: list[dict[str, Any]] = []
     for start in range(0, len(rows), BATCH_SIZE):
-        batch = _parsed(rows[start : start + BATCH_SIZE])
-        if not force:
-            # Compared unlocked first (only a sync writes payloads, and it holds the refresh
-            # lock): the rows that carry their stored payload are neither locked nor read again.
-            batch = _differing(batch, origin)
-            if not batch:
-                continue
-        existing = {
-            item["id"]: item
-            # Row locks make curated writers (publication, defects) and this sync wait for each
-            # other, so a display state is never computed from curated values a writer replaced.
-            # The payloads as text, for orjson (json.loads of them was a tenth of a sync).
-            for item in Source.objects.select_for_update()
-            .filter(id__among=[row["id"] for row, _ in batch])
-            .values(*columns, payload_text=Cast("payload", TextField()))
-        }
-        kept: list[tuple[Parsed, bool]] = []
+        batch = _parsed([part for _, part in rows[start : start + BATCH_SIZE]])
+        ids = [row["id"] for row, _ in batch]
+        existing = _locked(ids)
+        payloads = _payloads([source_id for source_id in ids if source_id in differing])
+        kept: list[tuple[Parsed, dict[str, Any] | None, bool]] = []
         for parsed in batch:
-            row = parsed[0]
-            stored = existing.get(row["id"])
-            if stored is not None:
-                stored["payload"] = json_values.loads_stored(stored.pop("payload_text"))
-            same = (
-                stored is not None
-                and stored["origin"] == origin
-                and bool(stored["active"])
-                and _same_payload(stored["payload"], row)
-            )
-            if force or not same:
-                kept.append((parsed, same))
-        # The display state is computed before the new payload is written, so the contexts must
-        # judge grading bindings against the incoming rows, not the stored ones.
-        states = display_states(
-            snapshots=[
-                SourceSnapshot(
-                    id=row["id"],
-                    payload=row,
-                    active=True,
-                    curated={name: existing[row["id"]][name] for name in CURATED_FIELDS}
-                    if row["id"] in existing
-                    else {},
-                    stored=row["id"] in existing,
-                )
-                for (row, _), _same in kept
-            ]
-        )
-        for parsed, same in kept:
-            row = parsed[0]
-            stored, state = existing.get(row["id"]), states[row["id"]]
-            if not same:
-                history.compare(stored=stored, row=row, origin=origin)
-            elif all(stored[name] == state[name] for name in state):  # type: ignore[index]
-                continue
-            upserts.append(_record(parsed, origin, state))
+            source_id = parsed[0]["id"]
+            stored = existing.get(source_id)
+            same = source_id not in differing
+            if stored is not None and not same:
+                stored["payload"] = payloads.get(source_id)
+            kept.append((parsed, stored, same and stored is not None))
+        upserts.extend(_written(kept, existing, origin, history))
     if upserts:
         _upsert(upserts)
     return len(upserts)
+
+
+def _payloads(ids: list[str]) -> dict[str, Any]:
+    """The stored payloads of ``ids``, parsed (read as text, for orjson: json.loads of them was a
+    tenth of a sync)."""
+    if not ids:
+        return {}
+    return {
+        source_id: json_values.loads_stored(text)
+        for source_id, text in Source.objects.filter(id__among=ids).values_list(
+            "id", Cast("payload", TextField())
+        )
+    }
+
+
+_display_of = operator.itemgetter(*DISPLAY_COLUMNS)
+
+
+def _locked(ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The stored sources of ``ids``, locked, with their curated and display columns. Row locks
+    make curated writers (publication, defects) and this sync wait for each other, so a display
+    state is never computed from curated values a writer replaced."""
+    columns = ["id", "origin", "active", *CURATED_FIELDS, *DISPLAY_COLUMNS]
+    return {
+        item["id"]: item
+        for item in Source.objects.select_for_update().filter(id__among=ids).values(*columns)
+    }
+
+
+def _written(
+    kept: list[tuple[Parsed, dict[str, Any] | None, bool]],
+    existing: dict[str, dict[str, Any]],
+    origin: str,
+    history: ChangeRecorder,
+) -> list[dict[str, Any]]:
+    """The records to write for ``kept`` (parsed row, locked stored source, whether it carries the
+    row's payload): a differing row always, with its history; a same one only when its display
+    state changed."""
+    # The display state is computed before the new payload is written, so the contexts must
+    # judge grading bindings against the incoming rows, not the stored ones.
+    states = display_states(
+        snapshots=[
+            SourceSnapshot(
+                id=row["id"],
+                payload=row,
+                active=True,
+                curated={name: existing[row["id"]][name] for name in CURATED_FIELDS}
+                if row["id"] in existing
+                else {},
+                stored=row["id"] in existing,
+            )
+            for (row, _), _stored, _same in kept
+        ]
+    )
+    records = []
+    for parsed, stored, same in kept:
+        row = parsed[0]
+        state = states[row["id"]]
+        if not same:
+            history.compare(stored=stored, row=row, origin=origin)
+        elif _display_of(stored) == _display_of(state):  # type: ignore[arg-type]
+            continue
+        records.append(_record(parsed, origin, state))
+    return records
 
 
 def _upsert(records: list[dict[str, Any]]) -> None:

@@ -91,3 +91,27 @@ def test_the_canonical_bytes_written_as_the_payload_read_back_as_the_row(write_c
         sync(write_catalog([changed]), force=force)
         source = Source.objects.get(id="MarinSkyRL:a")
         assert source.payload == changed and source.display_name == changed["display_name"]
+
+
+def test_a_forced_sync_records_a_changed_row_against_its_stored_payload(write_catalog):
+    """A forced sync compares every stored payload first; a row that differs is written with its
+    history (old and new values), the others only when their display state changed."""
+    a, b = make_row("MarinSkyRL:a", task_count=5), make_row("MarinSkyRL:b", task_count=6)
+    sync(write_catalog([a, b]))
+    result = sync(write_catalog([{**a, "task_count": 7}, b]), force=True)
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 1
+    history = dict(
+        SourceChange.objects.filter(run_id=result["run"]).values_list("source_id", "fields")
+    )
+    assert history == {"MarinSkyRL:a": {"task_count": [5, 7]}}
+    assert Source.objects.get(id="MarinSkyRL:a").task_count == 7
+
+
+def test_a_row_stored_inactive_or_under_another_origin_is_rewritten(write_catalog):
+    """Equal payloads are not enough: the stored row must be active under the incoming origin."""
+    a, b = make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b", task_count=1)
+    sync(write_catalog([a, b]))
+    Source.objects.filter(id="MarinSkyRL:a").update(active=False)
+    result = sync(write_catalog([a, {**b, "task_count": 2}]))
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
+    assert Source.objects.get(id="MarinSkyRL:a").active
