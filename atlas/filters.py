@@ -3,6 +3,8 @@ so one query string means the same rows everywhere."""
 
 from __future__ import annotations
 
+import copy
+import functools
 from collections.abc import Mapping
 from typing import cast
 from urllib.parse import urlencode
@@ -203,6 +205,10 @@ def difficulty_condition(value: str) -> Q:
     )
 
 
+# (Inside the filter set, ``type`` is its filter.)
+FormClass = type[forms.Form]
+
+
 class SourceFilterSet(django_filters.FilterSet):
     """Origins and families are data: their choices come from the active sources (one vocabulary
     read), so an origin or family no source has is an unknown value like any other.
@@ -314,6 +320,19 @@ class SourceFilterSet(django_filters.FilterSet):
             except forms.ValidationError as error:
                 refused[name] = error.messages
         return refused
+
+    @classmethod
+    @functools.cache
+    def form_class(cls) -> FormClass:
+        """The form of the filters, made once per class: django-filter makes one per filter set,
+        but these fields do not depend on the instance (the origin's and family's values are set
+        on each form's own copies, and a form copies its declared fields)."""
+        filters = copy.deepcopy(cls.base_filters)
+        fields = {name: filter_.field for name, filter_ in filters.items()}
+        return type(f"{cls.__name__}Form", (forms.Form,), fields)
+
+    def get_form_class(self) -> FormClass:
+        return self.form_class()
 
     @property
     def vocabulary(self) -> CatalogVocabulary:

@@ -160,6 +160,14 @@ def test_filter_sets_of_different_vocabularies_keep_their_own_choices(catalog):
     assert old.is_valid()
     assert not new.is_valid() and sorted(new.errors) == ["family", "origin"]
     assert SourceFilterSet({"family": "unknown"}, vocabulary=vocabulary("New", "f-new")).errors
+    # One form class for every filter set; each form has its own fields: a set that takes any
+    # origin (checked by its rows) leaves the next one checking.
+    anything = SourceFilterSet({"origin": "Nowhere"}, checked_by_rows=True)
+    assert anything.is_valid() and type(anything.form) is type(old.form)
+    assert anything.form.fields["origin"] is not old.form.fields["origin"]
+    again = SourceFilterSet({"origin": "Nowhere"}, vocabulary=vocabulary("Old", "f-old"))
+    assert again.errors == {"origin": ["“Nowhere” is not a valid value. Valid: Old."]}
+    assert anything.refused_values() == SourceFilterSet({"origin": "Nowhere"}).errors
 
 
 def test_a_new_origin_or_family_is_accepted_after_the_sync_that_brings_it(catalog, write_catalog):
