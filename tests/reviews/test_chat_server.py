@@ -72,33 +72,17 @@ def test_the_demo_model_is_served_on_the_port_asked_for_until_stopped(capsys):
                 break
             time.sleep(0.05)
         with httpx.Client(base_url=base_url) as client:
-            solver = client.post(
-                "/chat/completions",
-                json={
-                    "model": "any",
-                    "messages": [
-                        {"role": "user", "content": "Compute 1201 + 805. Answer after ####."}
-                    ],
-                },
-            )
-            wrong = client.post(
-                "/chat/completions",
-                json={
-                    "model": "any",
-                    "messages": [
-                        {"role": "user", "content": "Compute 1204 + 807. Answer after ####."}
-                    ],
-                },
-            )
-            judge = client.post(
-                "/chat/completions",
-                json={
-                    "model": "any",
-                    "messages": [
-                        {"role": "system", "content": "You are one independent judge of a task."},
-                        {"role": "user", "content": "{}"},
-                    ],
-                },
+
+            def ask(*messages: dict[str, str]) -> httpx.Response:
+                return client.post(
+                    "/chat/completions", json={"model": "any", "messages": list(messages)}
+                )
+
+            solver = ask({"role": "user", "content": "Compute 1201 + 805. Answer after ####."})
+            wrong = ask({"role": "user", "content": "Compute 1204 + 807. Answer after ####."})
+            judge = ask(
+                {"role": "system", "content": "You are one independent judge of a task."},
+                {"role": "user", "content": "{}"},
             )
     finally:
         stop.set()
