@@ -42,7 +42,7 @@ from atlas.models import Refresh, RefreshRun, Source, SourceChange
 from atlas.pagination import CatalogPagination
 from atlas.permissions import IsCurator
 from atlas.rules import labels, timestamps
-from atlas.rules.display_state import CURATED_FIELDS, shown
+from atlas.rules.display_state import shown
 from atlas.rules.solve_rates import ROLES as SOLVE_RATE_ROLES
 from atlas.rules.solve_rates import solve_rate_columns
 from atlas.rules.sync_words import outcome_words, run_counts
@@ -368,11 +368,14 @@ def _row_of(
 _ROW_KEYS = frozenset(ROW_FIELDS)
 # The columns a row is built from: a list reads only these as plain values (not the search text,
 # the sort keys or the other display columns, and no model instance per row).
+# The curated columns are the two revisions _shown() reads and the review ID that decides whether
+# they are shown; the other curated values reach a row through their display columns.
 ROW_COLUMNS = (
-    "id", "payload", *CURATED_FIELDS, "effective_quality", "review_stale", "display_review_id",
-    "open_issue_count", "display_review_is_example", "difficulty_text", "difficulty_status",
-    "difficulty_summary", "review_applicability", "open_issues", "grading_tracking",
-    "review_grading_revision", "display_review_date_text", "display_traces", "active",
+    "id", "payload", "review_id", "review_source_revision", "review_verifier_revision",
+    "effective_quality", "review_stale", "display_review_id", "display_review_is_example",
+    "difficulty_text", "difficulty_status", "difficulty_summary", "review_applicability",
+    "open_issues", "grading_tracking", "review_grading_revision", "display_review_date_text",
+    "display_traces", "active",
 )  # fmt: skip
 
 
@@ -467,12 +470,20 @@ class SourceListView(StrictQueryMixin, ListAPIView):
     pagination_class = CatalogPagination
     renderer_classes = [FastJSONRenderer, BrowsableAPIRenderer, SourceCSVRenderer]
     allowed_parameters = LIST_PARAMETERS
+    # The list's columns are resolved once, here, and each request filters a copy (DRF's
+    # get_queryset() clones it): values() resolving its two dozen names and casts per request
+    # cost a quarter of a millisecond, a sixth of the fixed work of a list.
+    queryset = list_values(Source.objects.active())
 
     def get_queryset(self):
-        return list_values(self.validated_filterset().qs)
+        return self.validated_filterset().qs
 
     def validated_filterset(self, *, checked_by_rows: bool = False) -> SourceFilterSet:
-        filterset = SourceFilterSet(self.request.query_params, checked_by_rows=checked_by_rows)
+        filterset = SourceFilterSet(
+            self.request.query_params,
+            super().get_queryset(),
+            checked_by_rows=checked_by_rows,
+        )
         if not filterset.is_valid():
             # All of the refusals, the origin's and family's included.
             filterset = filterset.with_values_checked()
@@ -489,7 +500,7 @@ class SourceListView(StrictQueryMixin, ListAPIView):
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # A page with rows proves its origin and family exist: no vocabulary read for them.
-        rows = list_values(self.validated_filterset(checked_by_rows=True).qs)
+        rows = self.validated_filterset(checked_by_rows=True).qs
         try:
             page = cast(CatalogPagination, self.paginator).paginate_queryset(
                 rows, request, view=self

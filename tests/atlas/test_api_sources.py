@@ -114,6 +114,22 @@ def test_detail_includes_retired_sources(client, catalog, write_catalog):
     assert listed["count"] == 2
 
 
+def csv_lines(response) -> int:
+    return b"".join(response.streaming_content).count(b"\r\n")
+
+
+def test_each_list_reads_the_rows_of_its_moment(client, catalog, write_catalog):
+    """The view's columns are resolved once, in a class-level query set: each request filters a
+    copy, so none answers the rows an earlier request read (CSV twin included)."""
+    assert client.get("/api/sources/?page_size=25").json()["count"] == 31
+    assert csv_lines(client.get("/api/sources/?format=csv")) == 32
+    seed(write_catalog, [make_row("MarinSkyRL:s00"), make_row("MarinSkyRL:new", task_count=7)])
+    body = client.get("/api/sources/?page_size=25").json()
+    assert body["count"] == 2
+    assert [row["id"] for row in body["results"]] == ["MarinSkyRL:new", "MarinSkyRL:s00"]
+    assert csv_lines(client.get("/api/sources/?format=csv")) == 3
+
+
 def test_unknown_source_is_404(client, catalog):
     response = client.get("/api/sources/MarinSkyRL:nope/")
     assert response.status_code == 404
@@ -294,6 +310,31 @@ def test_each_row_field_is_read_from_where_row_names_it():
     assert row["url"] == "/api/sources/column:id/"
     assert row["review_page_url"] is None
     assert row["type_label"] == "payload:type"
+
+
+def test_each_column_a_list_reads_is_one_its_rows_need():
+    """The list reads ROW_COLUMNS and nothing else: changing any one of them changes the row, so
+    none is read for nothing (and none a row needs is missing: it would raise KeyError)."""
+    from atlas.api.views import ROW, ROW_COLUMNS, Payload, row_of_values
+
+    base = {name: f"column:{name}" for name in ROW_COLUMNS}
+    base.update(
+        payload={f.value.key: f"payload:{f.value.key}" for f in ROW if isinstance(f.value, Payload)}
+        | {"review_source_revision": "p1", "review_verifier_revision": "p2"},
+        difficulty_summary={"models": [{"size": "large", "solved": 1, "verified": 2}]},
+        review_stale=False,
+        display_review_id=None,
+        # A curated review without curated revisions shows none (the payload's are not shown).
+        review_id="curated-review",
+        review_source_revision=None,
+        review_verifier_revision=None,
+    )
+    other = {"payload": {}, "difficulty_summary": None, "review_stale": True,
+             "display_review_id": "other-review", "review_id": None}  # fmt: skip
+    row = row_of_values(base)
+    for name in ROW_COLUMNS:
+        changed = {**base, name: other.get(name, "changed")}
+        assert row_of_values(changed) != row, name
 
 
 @pytest.mark.parametrize(
