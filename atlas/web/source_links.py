@@ -33,17 +33,29 @@ class RowLinks:
         self.routes = _routes(prefix=get_script_prefix(), urlconf=urlconf)
         # A row links its ID more than once (the API row: itself and its page).
         self.quoted: dict[str, str] = {}
+        self.quoted_origins: dict[str, str] = {}
 
     def link(self, name: str, source_id: str) -> str:
         head, tail = self.routes[name]
         quoted = self.quoted.get(source_id)
         if quoted is None:
-            quoted = self.quoted[source_id] = quote(source_id, safe=self.SAFE)
+            quoted = self.quoted[source_id] = self._quoted(source_id)
         path = head + quoted + tail
         if "\n" in source_id or "/./" in path or "/../" in path:
             path = reverse(name, kwargs={self.ROUTES[name]: source_id})
             return self.request.build_absolute_uri(path) if self.request is not None else path
         return self.origin + path
+
+    def _quoted(self, source_id: str) -> str:
+        """``quote(source_id)``, the origin quoted once per list: an ID is ``<origin>:<key>``, a
+        list's rows share a few origins, and quoting goes character by character, so the parts
+        can be quoted apart. A key is mostly its own quoted text, which quote() returns at
+        once; an origin with a space ("Task Trove") is quoted once, not once per row."""
+        origin, colon, key = source_id.partition(":")
+        prefix = self.quoted_origins.get(origin)
+        if prefix is None:
+            prefix = self.quoted_origins[origin] = quote(origin, safe=self.SAFE)
+        return prefix + colon + quote(key, safe=self.SAFE)
 
 
 @functools.lru_cache(maxsize=16)

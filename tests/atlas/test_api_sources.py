@@ -337,11 +337,25 @@ def test_each_column_a_list_reads_is_one_its_rows_need():
         assert row_of_values(changed) != row, name
 
 
-@pytest.mark.parametrize(
-    "source_id",
-    ["MarinSkyRL:s1", "Task Trove:with space/x", "o:a%2Fb?c#d", "o:é/ü", "o:a/./b", "o:a/../b",
-     "o:a/.", "o:~x@y!$&'()*+,;=", "o:[x]"],
-)  # fmt: skip
+LINKED_IDS = ["MarinSkyRL:s1", "Task Trove:with space/x", "o:a%2Fb?c#d", "o:é/ü", "o:a/./b",
+              "o:a/../b", "o:a/.", "o:~x@y!$&'()*+,;=", "o:[x]", "no-origin id",
+              "Task Trove:a b:c d", ":x", "o:"]  # fmt: skip
+
+
+def test_one_list_links_ids_of_shared_origins_as_reverse_does():
+    """A list quotes each origin once: IDs after the first of their origin link the same."""
+    from django.urls import reverse
+
+    from atlas.web.source_links import RowLinks
+
+    links = RowLinks(request=None)
+    for source_id in LINKED_IDS + [f"Task Trove:k{n} é" for n in range(3)] + LINKED_IDS:
+        assert links.link("source-page", source_id) == reverse(
+            "source-page", kwargs={"source_id": source_id}
+        )
+
+
+@pytest.mark.parametrize("source_id", LINKED_IDS)
 def test_row_links_are_what_reverse_and_build_absolute_uri_make(rf, source_id):
     """The list builds its rows' links without reverse() per row; they must be the same links."""
     from django.urls import reverse
