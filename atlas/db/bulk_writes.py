@@ -163,6 +163,25 @@ def copy_insert(
         )
 
 
+def unanalyzed_rows(*, model: type[Model], rows: int, writing: int) -> tuple[int, int] | None:
+    """(rows of ``model``'s table changed since its last ANALYZE, this transaction's ``writing``
+    rows added; how many changes PostgreSQL's autovacuum lets pass before it analyzes a table of
+    ``rows`` rows: ``autovacuum_analyze_threshold`` + ``autovacuum_analyze_scale_factor`` × rows,
+    the server's settings). None when the server does not count changes (``track_counts`` off)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_stat_clear_snapshot()")  # counts as of now, not cached
+        cursor.execute(
+            "SELECT current_setting('track_counts')::bool, coalesce(s.n_mod_since_analyze, 0),"
+            " current_setting('autovacuum_analyze_threshold')::float8,"
+            " current_setting('autovacuum_analyze_scale_factor')::float8"
+            " FROM pg_class c LEFT JOIN pg_stat_user_tables s ON s.relid = c.oid"
+            " WHERE c.oid = %s::regclass",
+            [model._meta.db_table],
+        )
+        counted, changed, base, scale = cursor.fetchone()
+    return (int(changed) + writing, int(base + scale * rows)) if counted else None
+
+
 def vacuum_analyze(*, model: type[Model], vacuum: bool = True) -> None:
     """After a large write: refresh the planner's statistics (without them the catalog's main query
     was three times slower) and, with ``vacuum`` and outside any transaction, the visibility map

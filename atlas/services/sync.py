@@ -82,6 +82,13 @@ def _synced(
             result, rows_written, rows_before = _reconcile(
                 catalog, force, trigger, user_id, started_at, progress
             )
+            # Decided before the commit: the server's count of changes does not hold this
+            # transaction's yet, so they are not counted twice.
+            analyze = (
+                rows_written > 0
+                and connection.vendor == "postgresql"
+                and _needs_analyze(rows_written, rows_before)
+            )
     except Exception as exc:
         # Driver messages can carry SQL and paths; the run history is public, so it names only
         # the kind of failure and the log keeps the rest.
@@ -95,15 +102,25 @@ def _synced(
             catalog.revision,
         )
         raise
-    if rows_written and connection.vendor == "postgresql":
-        # Statistics after every write (without them the catalog's main query was three times
-        # slower). A VACUUM too when the sync rewrote at least half the inventory, a first sync
-        # above all: it sets the visibility map (counts from an index alone) and the rows' hint
-        # bits once, where left to autovacuum and readers they slowed the next syncs running
-        # beside it. Autovacuum keeps up with smaller changes; a VACUUM after a 10 %-changed
-        # sync of 100,000 rows cost as much as writing those rows.
+    if analyze:
+        # A VACUUM too when the sync rewrote at least half the inventory, a first sync above
+        # all: it sets the visibility map (counts from an index alone) and the rows' hint bits
+        # once, where left to autovacuum and readers they slowed the next syncs running beside
+        # it. Autovacuum keeps up with smaller changes; a VACUUM after a 10 %-changed sync of
+        # 100,000 rows cost as much as writing those rows.
         bulk_writes.vacuum_analyze(model=Source, vacuum=rows_written * 2 >= rows_before)
     return result
+
+
+def _needs_analyze(rows_written: int, rows_before: int) -> bool:
+    """Whether the sync refreshes the planner's statistics (without them after a first sync the
+    catalog's main query was three times slower): when the rows changed since the table's last
+    ANALYZE, this sync's included, pass the share at which autovacuum would analyze it by itself
+    (by default 50 rows + 10 % of the table). The sync applies that rule itself, so it holds with
+    autovacuum off too, and small syncs add up until one analyzes: statistics are never staler
+    than the server's policy allows. The ANALYZE was an eighth of a 10 %-changed sync."""
+    counts = bulk_writes.unanalyzed_rows(model=Source, rows=rows_before, writing=rows_written)
+    return counts is None or counts[0] > counts[1]
 
 
 def _record_failure(started_at, trigger, force, user_id, message, revision) -> RefreshRun:

@@ -310,3 +310,55 @@ def test_a_sync_that_wrote_rows_leaves_planner_statistics(write_catalog):
     with connection.cursor() as cursor:
         cursor.execute("SELECT reltuples FROM pg_class WHERE relname = 'catalog_sources'")
         assert cursor.fetchone()[0] == 120
+
+
+def analyzes(sync) -> bool:
+    """Whether running ``sync()`` issued an ANALYZE of the catalog's table."""
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        sync()
+    return any("ANALYZE" in query["sql"] for query in captured.captured_queries)
+
+
+def resync(write_catalog, rows: list[dict[str, Any]]) -> bool:
+    """Sync ``rows``; whether that analyzed the catalog's table."""
+    return analyzes(
+        lambda: sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    )
+
+
+def renumbered(rows: list[dict[str, Any]], count: int, base: int) -> list[dict[str, Any]]:
+    """``rows`` with the task count of the first ``count`` changed."""
+    return [{**row, "task_count": base + i} if i < count else row for i, row in enumerate(rows)]
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db
+def test_statistics_are_refreshed_once_autovacuum_would(write_catalog):
+    """A sync analyzes once the rows changed since the last ANALYZE pass autovacuum's share
+    (50 + 10 % by default): a first sync does, a sync changing a few rows of 300 does not (it
+    still writes them), one changing them all does."""
+    rows = [make_row(f"MarinSkyRL:{i:03d}", task_count=i) for i in range(300)]
+    assert resync(write_catalog, rows)
+    assert not resync(write_catalog, renumbered(rows, 3, 1000))
+    assert Source.objects.get(id="MarinSkyRL:000").task_count == 1000
+    assert resync(write_catalog, renumbered(rows, 300, 2000))
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_small_writes_add_up_to_an_analyze(write_catalog):
+    """Changes the sync did not analyze after count towards the next one: the server's count of
+    changes since the last ANALYZE (committed ones, flushed here) is added to the sync's rows."""
+    rows = [make_row(f"MarinSkyRL:{i:03d}", task_count=i) for i in range(300)]
+    assert resync(write_catalog, rows)
+    assert not resync(write_catalog, renumbered(rows, 3, 1000))
+    with connection.cursor() as cursor:
+        # 300 rows, committed
+        cursor.execute("UPDATE catalog_sources SET search_text = 'elsewhere'")
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute("SELECT 1")  # the flush happens once the server waits for this
+    assert resync(write_catalog, renumbered(rows, 3, 2000))
