@@ -330,7 +330,7 @@ _arrange = operator.itemgetter(*(_GATHERED.index(field) for field in ROW))
 
 
 class _SourceRowSerializer(serializers.Serializer):
-    def to_representation(self, instance: Mapping[str, Any] | Source) -> dict[str, Any]:
+    def to_representation(self, instance: tuple[Any, ...] | Source) -> dict[str, Any]:
         # A list's rows are built by rows_of(); this serialises a single row.
         return _row_of(instance, request=self.context.get("request"), links=None)
 
@@ -349,7 +349,7 @@ SourceRowSerializer = type(
 
 
 def rows_of(
-    *, items: Iterable[Mapping[str, Any] | Source], request: Request | None
+    *, items: Iterable[tuple[Any, ...] | Source], request: Request | None
 ) -> list[dict[str, Any]]:
     """API rows of a list, with the list's one ``RowLinks``."""
     links = RowLinks(request=request)
@@ -357,10 +357,10 @@ def rows_of(
 
 
 def _row_of(
-    item: Mapping[str, Any] | Source, *, request: Request | None, links: RowLinks | None
+    item: tuple[Any, ...] | Source, *, request: Request | None, links: RowLinks | None
 ) -> dict[str, Any]:
     """A row of list_values() (its JSON as text) or a loaded source, as an API row."""
-    values = decoded(item) if isinstance(item, Mapping) else source_values(item)
+    values = decoded(item) if isinstance(item, tuple) else source_values(item)
     return row_of_values(values, request=request, links=links)
 
 
@@ -384,21 +384,28 @@ ROW_COLUMNS = (
 JSON_COLUMNS = ("payload", "open_issues", "difficulty_summary")
 
 
+# A list reads the plain columns, then the JSON ones as text (``<name>_text``), as tuples: a
+# row's mapping is built by decoded() in one step, not by the ORM and then again to parse.
+_PLAIN_COLUMNS = tuple(name for name in ROW_COLUMNS if name not in JSON_COLUMNS)
+_JSON_TEXTS = tuple(f"{name}_text" for name in JSON_COLUMNS)
+
+
 def list_values(queryset: QuerySet[Source]) -> QuerySet:
-    """The rows of a list: ``ROW_COLUMNS`` as values, the JSON ones as ``<name>_text``."""
-    texts = {f"{name}_text": Cast(name, output_field=TextField()) for name in JSON_COLUMNS}
-    return queryset.values(*(name for name in ROW_COLUMNS if name not in JSON_COLUMNS), **texts)
+    """The rows of a list: tuples of the plain ``ROW_COLUMNS``, then the JSON ones as text."""
+    texts = {
+        text: Cast(name, output_field=TextField())
+        for name, text in zip(JSON_COLUMNS, _JSON_TEXTS, strict=True)
+    }
+    return queryset.annotate(**texts).values_list(*_PLAIN_COLUMNS, *_JSON_TEXTS)
 
 
-def decoded(values: Mapping[str, Any]) -> Mapping[str, Any]:
-    """A row of list_values() with its JSON columns parsed (other mappings as they are)."""
-    if "payload_text" not in values:
-        return values
-    row = dict(values)
-    for name in JSON_COLUMNS:
-        text = row.pop(f"{name}_text")
-        row[name] = None if text is None else json_values.loads_stored(text)
-    return row
+def decoded(row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row of list_values() as the ``ROW_COLUMNS`` mapping rows are built from, its JSON
+    parsed."""
+    values = dict(zip(_PLAIN_COLUMNS, row, strict=False))  # the JSON texts follow
+    for name, text in zip(JSON_COLUMNS, row[len(_PLAIN_COLUMNS) :], strict=True):
+        values[name] = None if text is None else json_values.loads_stored(text)
+    return values
 
 
 def _absolute(request: Request | None, path: str) -> str:
