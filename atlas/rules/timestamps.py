@@ -74,6 +74,8 @@ def parse(text: Any) -> dt.datetime:
 
 def parse_or_none(value: Any) -> dt.datetime | None:
     """``parse`` for display paths: None (shown as unknown) instead of an error."""
+    if value is None:  # most sources: no review date (a raised and caught error per row before)
+        return None
     if isinstance(value, dt.datetime):
         return value if value.tzinfo else value.replace(tzinfo=dt.UTC)
     try:

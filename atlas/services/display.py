@@ -38,8 +38,8 @@ def display_states(*, snapshots: list[SourceSnapshot]) -> dict[str, dict[str, An
     contexts = gather_display_contexts(sources=snapshots)
     return {
         snapshot.id: compute_display_state(
-            payload=dict(snapshot.payload),
-            curated=dict(snapshot.curated),
+            payload=snapshot.payload,  # read, never changed: no copy
+            curated=snapshot.curated,
             active=snapshot.active,
             context=contexts.get(snapshot.id, EMPTY_CONTEXT),
         )
