@@ -8,7 +8,12 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from atlas.artifact.canonical_form import canonical_rows, catalog_revision, revision_of
+from atlas.artifact.canonical_form import (
+    canonical_json,
+    canonical_rows,
+    catalog_revision,
+    revision_of,
+)
 from atlas.artifact.catalog_artifact import validate_bytes
 from tests.conftest import make_row
 
@@ -57,3 +62,20 @@ def test_an_artifact_with_floats_non_ascii_and_del_keeps_its_revision():
     validated = validate_bytes(json.dumps(document).encode("utf-8"))
     assert validated.revision == catalog_revision(rows)
     assert validated.snapshots[0].rows[0]["grading_scope"]["task_assets"]["blend"]["x"] == 1e-05
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.recursive(
+        st.one_of(SCALARS, st.floats()),
+        lambda inner: st.one_of(
+            st.lists(inner, max_size=4), st.dictionaries(TEXT, inner, max_size=4)
+        ),
+        max_leaves=20,
+    )
+)
+def test_the_canonical_encoder_is_json_dumps_with_its_arguments(value):
+    """The encoder made once writes what ``json.dumps`` with the canonical arguments writes, byte
+    for byte (floats, escapes and key order included): the revision is a persisted identity."""
+    expected = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    assert canonical_json(value) == expected
