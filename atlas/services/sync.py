@@ -32,6 +32,9 @@ from atlas.services.display import display_states, refresh_display_state
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 1000
+# Stored rows are checked in larger batches: the display contexts cost a few queries per batch
+# whatever its size (a forced sync of 20,000 rows spent a tenth of its time on them at 1,000).
+STORED_BATCH_SIZE = 2500
 BUSY_MESSAGE = "Another visitor is refreshing the catalog. Your saved data remains available."
 BUSY_RESULT = {"busy": True, "message": BUSY_MESSAGE}
 UPSERT_FIELDS = ["origin", "payload", "active", *DISPLAY_COLUMNS]
@@ -392,8 +395,8 @@ def _rewrite_stored(
     if not force:
         rows = [pair for pair in rows if pair[0] in differing]
     upserts: list[dict[str, Any]] = []
-    for start in range(0, len(rows), BATCH_SIZE):
-        batch = _parsed([part for _, part in rows[start : start + BATCH_SIZE]])
+    for start in range(0, len(rows), STORED_BATCH_SIZE):
+        batch = _parsed([part for _, part in rows[start : start + STORED_BATCH_SIZE]])
         ids = [row["id"] for row, _ in batch]
         existing = _locked(ids)
         payloads = _payloads([source_id for source_id in ids if source_id in differing])

@@ -34,13 +34,15 @@ def test_a_raw_payload_write_is_undone_by_the_next_sync(write_catalog):
     assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
 
 
+@pytest.mark.parametrize("force", [False, True])
 @pytest.mark.parametrize(("stored", "incoming"), [(1, True), (1, 1.0), (0, False)])
-def test_payloads_equal_only_with_their_types(write_catalog, stored, incoming):
-    """``1 == True == 1.0`` in Python; a stored payload is the row only with the same JSON types."""
+def test_payloads_equal_only_with_their_types(write_catalog, stored, incoming, force):
+    """``1 == True == 1.0`` in Python; a stored payload is the row only with the same JSON types,
+    in an unforced sync and in a forced one alike."""
     row = make_row("MarinSkyRL:a", extra={"x": stored})
     sync(write_catalog([row]))
     changed = {**row, "extra": {"x": incoming}}
-    result = sync(write_catalog([changed]))
+    result = sync(write_catalog([changed]), force=force)
     assert RefreshRun.objects.get(id=result["run"]).rows_written == 1
     kept = Source.objects.get(id="MarinSkyRL:a").payload["extra"]["x"]
     assert (kept, type(kept)) == (incoming, type(incoming))
@@ -107,11 +109,42 @@ def test_a_forced_sync_records_a_changed_row_against_its_stored_payload(write_ca
     assert Source.objects.get(id="MarinSkyRL:a").task_count == 7
 
 
-def test_a_row_stored_inactive_or_under_another_origin_is_rewritten(write_catalog):
-    """Equal payloads are not enough: the stored row must be active under the incoming origin."""
+@pytest.mark.parametrize("force", [False, True])
+def test_a_row_stored_inactive_or_under_another_origin_is_rewritten(write_catalog, force):
+    """Equal payloads are not enough: the stored row must be active under the incoming origin
+    (forced or not)."""
     a, b = make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b", task_count=1)
     sync(write_catalog([a, b]))
     Source.objects.filter(id="MarinSkyRL:a").update(active=False)
-    result = sync(write_catalog([a, {**b, "task_count": 2}]))
+    result = sync(write_catalog([a, {**b, "task_count": 2}]), force=force)
     assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
     assert Source.objects.get(id="MarinSkyRL:a").active
+    recorded = dict(
+        SourceChange.objects.filter(run_id=result["run"]).values_list("source_id", "kind")
+    )
+    assert recorded == {"MarinSkyRL:a": "returned", "MarinSkyRL:b": "changed"}
+    Source.objects.filter(id="MarinSkyRL:a").update(origin="Task Trove")
+    result = sync(write_catalog([a, b]), force=force)
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
+    assert Source.objects.get(id="MarinSkyRL:a").origin == "MarinSkyRL"
+
+
+def test_stored_rows_are_checked_in_batches_of_the_stored_batch_size(write_catalog, monkeypatch):
+    """A forced sync asks the display context providers about the stored rows a batch at a time,
+    ``STORED_BATCH_SIZE`` rows per batch (the providers cost a few queries per batch)."""
+    from atlas import contributions
+    from atlas.services import sync as sync_module
+
+    rows = [make_row(f"MarinSkyRL:{i:05d}", task_count=i) for i in range(7)]
+    sync(write_catalog(rows))
+    asked: list[int] = []
+
+    def count(*, sources, contexts):
+        asked.append(len(sources))
+        return {}
+
+    monkeypatch.setattr(contributions, "_context_providers", list(contributions._context_providers))
+    contributions.register_display_context(name="test.count", provider=count)
+    monkeypatch.setattr(sync_module, "STORED_BATCH_SIZE", 3)
+    sync(write_catalog(rows), force=True)
+    assert asked == [3, 3, 1]

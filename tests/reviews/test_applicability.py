@@ -132,6 +132,33 @@ def test_contexts_count_open_issues_and_bindings(write_catalog, tmp_path):
     )
 
 
+def test_a_forced_sync_keeps_a_current_state_with_issues_unwritten(write_catalog, tmp_path):
+    """A forced sync reads the stored display state back (open issues as JSON included) and
+    finds it equal to the one it recomputes: nothing is written; a stale column is repaired."""
+    from atlas.models import RefreshRun
+
+    rows = [make_row(SOURCE_ID, grading_revision=GRADING_REVISION), make_row("MarinSkyRL:plain")]
+    sync_rows(write_catalog, *rows)
+    review_id = publish(build_run(tmp_path, grading=grading_identity()))["review_id"]
+    now = timezone.now()
+    VerifierIssue.objects.create(
+        source_id=SOURCE_ID,
+        issue_url="https://github.com/o/r/issues/1",
+        review_id=review_id,
+        created_at=now,
+        updated_at=now,
+    )
+    refresh_display_state(source_ids=[SOURCE_ID])
+    stored = source_row()
+    assert stored.open_issue_count == 1 and len(stored.open_issues) == 1
+    result = sync_rows(write_catalog, *rows)
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 0
+    Source.objects.filter(id=SOURCE_ID).update(open_issues=[])
+    result = sync_rows(write_catalog, *rows)
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 1
+    assert source_row().open_issues == stored.open_issues
+
+
 def contexts_for(*, source_ids: list[str]) -> dict:
     sources = Source.objects.filter(id__in=source_ids).order_by("id")
     return gather_display_contexts(sources=[snapshot_of(source) for source in sources])
