@@ -1,14 +1,27 @@
 """The catalog_sources defect guard probes for an open issue with EXISTS before counting: the
-trigger runs for every row a sync upserts, and almost none has an open issue."""
+trigger runs for every row a sync upserts, and almost none has an open issue.
+
+PostgreSQL only has something to change: SQLite's guard triggers (0004) fire on a ``WHEN`` clause
+that already tests for an open issue first. Backwards, PostgreSQL gets 0004's counting function
+again."""
+
+import importlib
 
 from django.db import migrations
+
+from atlas.db.vendor_sql import vendor_step
+
+PREVIOUS = importlib.import_module(
+    "reviews.migrations.0004_defect_invariant_display_and_resolution"
+)
 
 DISPLAY_CLEARED = (
     "difficulty_status", "difficulty_text", "difficulty_summary", "large_solve_rate",
     "large_solved", "large_verified",
 )  # fmt: skip
 _PG_CLEAR = "\n".join(f"            NEW.{column} := NULL;" for column in DISPLAY_CLEARED)
-FUNCTION = f"""
+POSTGRES_INSTALL = [
+    f"""
     CREATE OR REPLACE FUNCTION catalog_sources_defect_guard() RETURNS trigger AS $$
     DECLARE
         open_count integer;
@@ -33,15 +46,19 @@ FUNCTION = f"""
         RETURN NEW;
     END;
     $$ LANGUAGE plpgsql
-"""
-
-
-def apply(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        schema_editor.execute(FUNCTION)
+    """
+]
+# 0004's function statement, without its trigger statements (the trigger itself is unchanged).
+POSTGRES_REMOVE = PREVIOUS.POSTGRES_INSTALL[:1]
 
 
 class Migration(migrations.Migration):
     dependencies = [("reviews", "0005_vocabulary_labels")]
 
-    operations = [migrations.RunPython(apply, migrations.RunPython.noop)]
+    operations = [
+        vendor_step(
+            install={"postgresql": POSTGRES_INSTALL, "sqlite": []},
+            remove={"postgresql": POSTGRES_REMOVE, "sqlite": []},
+            what="defect guard function",
+        )
+    ]

@@ -19,6 +19,8 @@ STEPS = {
         "POSTGRES_INSTALL", "POSTGRES_REMOVE", "SQLITE_INSTALL", "SQLITE_REMOVE"),
     "reviews.migrations.0004_defect_invariant_display_and_resolution": (
         "POSTGRES_INSTALL", "POSTGRES_REMOVE", "SQLITE_INSTALL", "SQLITE_REMOVE"),
+    "reviews.migrations.0006_defect_guard_exists_first": (
+        "POSTGRES_INSTALL", "POSTGRES_REMOVE", None, None),
 }  # fmt: skip
 
 
@@ -56,3 +58,15 @@ def test_a_database_without_statements_is_refused(module_name):
     for code in (step.code, step.reverse_code):
         with pytest.raises(RuntimeError, match=r"^No .+ for mysql$"):
             code(None, Recorder("mysql"))
+
+
+def test_the_exists_first_guard_goes_back_to_the_counting_one():
+    previous = importlib.import_module(
+        "reviews.migrations.0004_defect_invariant_display_and_resolution"
+    )
+    module = importlib.import_module("reviews.migrations.0006_defect_guard_exists_first")
+    (forward,), (backward,) = module.POSTGRES_INSTALL, module.POSTGRES_REMOVE
+    assert "IF NOT EXISTS (SELECT 1 FROM catalog_verifier_issues" in forward
+    assert backward == previous.POSTGRES_INSTALL[0]
+    assert "CREATE OR REPLACE FUNCTION catalog_sources_defect_guard()" in backward
+    assert "EXISTS" not in backward
