@@ -24,13 +24,16 @@ admin.site.enable_nav_sidebar = False
 
 
 class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request, obj=None):
+    """A list and change pages no one may add, change or delete through (every app's admin of
+    what its services write)."""
+
+    def has_add_permission(self, request) -> bool:
         return False
 
-    def has_change_permission(self, request, obj=None):
+    def has_change_permission(self, request, obj=None) -> bool:
         return False
 
-    def has_delete_permission(self, request, obj=None):
+    def has_delete_permission(self, request, obj=None) -> bool:
         return False
 
 

@@ -14,14 +14,12 @@ from rest_framework.permissions import SAFE_METHODS, BasePermission
 REFRESH_CATALOG = "atlas.refresh_catalog"
 PUBLISH_REVIEWS = "reviews.publish_review"
 MANAGE_VERIFIER_ISSUES = "reviews.manage_verifier_issues"
+CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
 
 
 def is_curator(user: Any) -> bool:
     """May refresh the catalog (and sees the curator controls of the catalog page)."""
     return bool(user and user.is_authenticated and user.is_staff and user.has_perm(REFRESH_CATALOG))
-
-
-CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
 
 
 def is_any_curator(user: Any) -> bool:
@@ -33,6 +31,12 @@ def is_any_curator(user: Any) -> bool:
         and user.is_staff
         and any(user.has_perm(permission) for permission in CURATOR_PERMISSIONS)
     )
+
+
+def is_staff_member(user: Any) -> bool:
+    """A signed-in staff user: may open the admin and read its curator pages (the work queue,
+    the verifier issues); what they may change there asks ``may``."""
+    return bool(user and user.is_authenticated and user.is_staff)
 
 
 def may(user: Any, permission: str) -> bool:

@@ -16,7 +16,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from atlas.permissions import PUBLISH_REVIEWS
+from atlas.admin import ReadOnlyAdmin
+from atlas.permissions import PUBLISH_REVIEWS, is_staff_member, may
 from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes, too_large
 from reviews.links import review_page_url
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
@@ -29,17 +30,6 @@ QUEUE_PAGE_LIMIT = 50
 
 PUBLISH_PERMISSION = PUBLISH_REVIEWS
 FORM_PAGE = "admin/reviews/form_page.html"
-
-
-class ReadOnlyAdmin(admin.ModelAdmin):
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 class PublishArchiveForm(forms.Form):
@@ -123,7 +113,7 @@ class ReviewAdmin(ReadOnlyAdmin):
 
     def changelist_view(self, request, extra_context=None):
         extra_context = {**(extra_context or {}), "title": "Reviews"}
-        if request.user.has_perm(PUBLISH_PERMISSION):
+        if may(request.user, PUBLISH_PERMISSION):
             messages.info(
                 request,
                 format_html(
@@ -135,7 +125,7 @@ class ReviewAdmin(ReadOnlyAdmin):
 
     def queue_view(self, request):
         """The curators' work queue (``python manage.py review_queue`` prints the same)."""
-        if not request.user.is_staff:
+        if not is_staff_member(request.user):
             raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
@@ -147,7 +137,7 @@ class ReviewAdmin(ReadOnlyAdmin):
         return TemplateResponse(request, "admin/reviews/queue.html", context)
 
     def publish_view(self, request):
-        if not request.user.has_perm(PUBLISH_PERMISSION):
+        if not may(request.user, PUBLISH_PERMISSION):
             raise PermissionDenied
         form = PublishArchiveForm(request.POST or None, request.FILES or None)
         if request.method == "POST" and form.is_valid():
@@ -165,7 +155,7 @@ class ReviewAdmin(ReadOnlyAdmin):
         return _form_page(request, form, title="Publish run archive", submit="Publish")
 
     def bind_grading_view(self, request, review_id: str):
-        if not request.user.has_perm(PUBLISH_PERMISSION):
+        if not may(request.user, PUBLISH_PERMISSION):
             raise PermissionDenied
         review = get_object_or_404(Review, pk=review_id)
         form = BindGradingForm(request.POST or None, review=review)

@@ -15,7 +15,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from atlas.permissions import MANAGE_VERIFIER_ISSUES
+from atlas.permissions import MANAGE_VERIFIER_ISSUES, is_staff_member, may
 from reviews.defects import (
     RESOLUTION_PREFIX,
     DefectRuleError,
@@ -212,13 +212,13 @@ class VerifierIssueAdmin(admin.ModelAdmin):
         )
 
     def _can_manage(self, request) -> bool:
-        return request.user.has_perm(MANAGE_VERIFIER_ISSUES)
+        return may(request.user, MANAGE_VERIFIER_ISSUES)
 
     def has_add_permission(self, request):
         return self._can_manage(request)
 
     def has_view_permission(self, request, obj=None):
-        return request.user.is_staff
+        return is_staff_member(request.user)
 
     def has_change_permission(self, request, obj=None):
         # An issue is never edited: confirmed through the add form, resolved through its action

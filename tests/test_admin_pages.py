@@ -169,3 +169,47 @@ def test_any_curator_may_read_sources_in_the_admin(client, write_catalog, staff,
     client.force_login(user)
     response = client.get("/admin/atlas/source/")
     assert (response.status_code == 200) is reads, response.status_code
+
+
+@pytest.mark.parametrize(
+    ("staff", "codename"),
+    [(True, None), (True, "publish_review"), (True, "manage_verifier_issues"),
+     (False, "publish_review"), (False, "manage_verifier_issues")],
+)  # fmt: skip
+def test_the_curator_pages_ask_atlas_permissions(client, write_catalog, staff, codename):
+    """Publishing and binding need ``reviews.publish_review``, confirming and resolving defects
+    ``reviews.manage_verifier_issues``; staff read the work queue and the verifier issues
+    (atlas.permissions.may and is_staff_member); the admin turns non-staff away first."""
+    from django.contrib.auth.models import Permission
+
+    sync_catalog(catalog_path=write_catalog([make_row("MarinSkyRL:a")]), force=False,
+                 trigger="command")  # fmt: skip
+    source = Source.objects.get()
+    review = confirming_collection(source)
+    issue = confirm_verifier_issue(source_id=source.id, issue_url=ISSUE_URL, review_id=review.id)
+    user = User.objects.create_user(username="u", password="pw-for-tests-only", is_staff=staff)
+    if codename:
+        user.user_permissions.add(Permission.objects.get(codename=codename))
+    client.force_login(user)
+
+    def status(url: str) -> int:
+        return client.get(url).status_code
+
+    publishes = staff and codename == "publish_review"
+    manages = staff and codename == "manage_verifier_issues"
+    refused = 403 if staff else 302  # the admin sends non-staff to its login page
+    assert status("/admin/reviews/review/publish/") == (200 if publishes else refused)
+    bind = f"/admin/reviews/review/{review.id}/bind-grading/"
+    assert status(bind) == (200 if publishes else refused)
+    assert status(f"/admin/reviews/verifierissue/{issue.pk}/resolve/") == (
+        200 if manages else refused
+    )
+    assert status("/admin/reviews/verifierissue/defect-reviews/") == (200 if manages else refused)
+    assert status("/admin/reviews/verifierissue/add/") == (200 if manages else refused)
+    assert status("/admin/reviews/verifierissue/") == (200 if staff else 302)
+    assert status("/admin/reviews/review/queue/") == (200 if staff else 302)
+    if staff:  # the list itself needs the view permission of reviews
+        user.user_permissions.add(Permission.objects.get(codename="view_review"))
+        listing = client.get("/admin/reviews/review/")
+        offered = "Publish run archive" in listing.content.decode()
+        assert offered is publishes, listing.status_code

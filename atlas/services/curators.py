@@ -9,9 +9,8 @@ from django.contrib.auth.password_validation import validate_password
 from django.db import transaction
 from django.db.models import Q
 
-from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, REFRESH_CATALOG
+from atlas.permissions import CURATOR_PERMISSIONS
 
-CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
 VIEWED_APPS = ("atlas", "reviews")
 
 

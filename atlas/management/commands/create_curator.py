@@ -8,7 +8,8 @@ import os
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from atlas.services.curators import CURATOR_PERMISSIONS, create_curator
+from atlas.permissions import CURATOR_PERMISSIONS
+from atlas.services.curators import create_curator
 
 PASSWORD_VARIABLE = "ATLAS_CURATOR_PASSWORD"
 
