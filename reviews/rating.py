@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from atlas.rules.vocabularies import Quality
+from reviews.synthesis_selection import is_source_synthesis
 
 DEFAULT_UNRATED_JUDGE_MODELS = ("model:Qwen/Qwen3-Coder-30B-A3B-Instruct",)
 GOOD_BLOCKING_SEVERITIES = frozenset({"medium", "high", "critical"})
@@ -20,11 +21,11 @@ def unrated_judge_models() -> frozenset[str]:
 
 def source_syntheses(collection: dict[str, Any]) -> list[dict[str, Any]]:
     """The collection's syntheses of a source-level subject (publication requires exactly one)."""
-    source_subjects = {s["id"] for s in collection["subjects"] if s["level"] == "source"}
+    subjects = {subject["id"]: subject for subject in collection["subjects"]}
     return [
         review
         for review in collection["reviews"]
-        if review["method"] == "synthesis" and review["subject_id"] in source_subjects
+        if is_source_synthesis(review, subjects.get(review["subject_id"]))
     ]
 
 

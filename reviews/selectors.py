@@ -24,6 +24,7 @@ from reviews import labels, page_sections
 from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.review_heading import ReviewHeading, review_heading
+from reviews.synthesis_selection import is_source_synthesis
 from reviews.vocabularies import ReviewKind
 
 COLLECTION_PATH = "quality-reviews.json"
@@ -268,7 +269,7 @@ class ReviewCard:
 
     @property
     def is_source_synthesis(self) -> bool:
-        return self.review.get("method") == "synthesis" and self.level == "Source"
+        return is_source_synthesis(self.review, self.subject)
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from reviews.production.identity import git
 from reviews.production.model_client import ModelClient
 from reviews.production.rundir import COLLECTION_FILE, write_json_file
 from reviews.production.synthesis import ask_coalescer, coalescer_payload
+from reviews.synthesis_selection import is_source_synthesis
 
 TOOL = "synthesise_source"
 POOL_DIR = "pool"
@@ -372,12 +373,12 @@ def _copied(
 
 def _copyable(review: dict[str, Any], subjects: dict[str, dict[str, Any]]) -> bool:
     attributes = review.get("attributes") or {}
-    level = (subjects.get(str(review.get("subject_id"))) or {}).get("level")
+    subject = subjects.get(str(review.get("subject_id")))
     return (
         review.get("method") not in NOT_COPIED_METHODS
         and not attributes.get("review_pool_role")
-        and not (review.get("method") == "synthesis" and level == "source")
-        and level is not None
+        and not is_source_synthesis(review, subject)
+        and (subject or {}).get("level") is not None
     )
 
 

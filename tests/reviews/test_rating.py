@@ -131,3 +131,15 @@ def test_the_source_synthesis_is_chosen_in_one_place():
     assert source_synthesis(collection)["id"] == "one"
     collection["reviews"] = collection["reviews"][:2]
     assert source_syntheses(collection) == [] and source_synthesis(collection) is None
+
+
+def test_a_source_synthesis_is_a_synthesis_of_a_source_level_subject():
+    """The one rule rating, the review page's cards and the curators' synthesis ask."""
+    from reviews.synthesis_selection import is_source_synthesis
+
+    source, task = {"id": "s", "level": "source"}, {"id": "t", "level": "task"}
+    assert is_source_synthesis({"method": "synthesis"}, source)
+    assert not is_source_synthesis({"method": "synthesis"}, task)
+    assert not is_source_synthesis({"method": "synthesis"}, None)
+    assert not is_source_synthesis({"method": "model_judgment"}, source)
+    assert not is_source_synthesis({}, source)
