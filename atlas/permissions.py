@@ -15,6 +15,8 @@ REFRESH_CATALOG = "atlas.refresh_catalog"
 PUBLISH_REVIEWS = "reviews.publish_review"
 MANAGE_VERIFIER_ISSUES = "reviews.manage_verifier_issues"
 CURATOR_PERMISSIONS = (REFRESH_CATALOG, PUBLISH_REVIEWS, MANAGE_VERIFIER_ISSUES)
+# The refusal of a refresh by anyone else (the API's 403 and the page's no-script form).
+REFRESH_REFUSED = "Only curators may refresh the catalog."
 
 
 def is_curator(user: Any) -> bool:
@@ -45,7 +47,7 @@ def may(user: Any, permission: str) -> bool:
 
 
 class IsCurator(BasePermission):
-    message = "Only curators may refresh the catalog."
+    message = REFRESH_REFUSED
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return is_curator(request.user)

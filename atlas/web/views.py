@@ -14,7 +14,7 @@ from atlas.api.csv_twin import export_filename
 from atlas.contributions import catalog_cells
 from atlas.export.csv_export import csv_response
 from atlas.filters import SourceFilterSet, lenient_filterset
-from atlas.permissions import is_curator
+from atlas.permissions import REFRESH_REFUSED, is_curator
 from atlas.rules import labels
 from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
@@ -80,7 +80,7 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
 def _refresh_without_script(request: HttpRequest) -> HttpResponse:
     """The no-JS "Refresh sources" form: forced sync, then 303 back to the same view."""
     if request.POST.get("refresh") != "force" or not is_curator(request.user):
-        raise PermissionDenied("Only curators may refresh the catalog.")
+        raise PermissionDenied(REFRESH_REFUSED)
     outcome = queue_refresh(force=True, trigger="button", user_id=request.user.pk)
     text, warning = labels.refresh_outcome_text(status=outcome.http_status, body=outcome.body)
     messages.add_message(request, messages.WARNING if warning else messages.SUCCESS, text)

@@ -12,6 +12,7 @@ from rest_framework.authtoken.models import Token
 from atlas import tasks
 from atlas.db.locks import ADVISORY_KEY, catalog_refresh_lock
 from atlas.models import RefreshRun, Source
+from atlas.permissions import REFRESH_REFUSED
 from tests.atlas.test_catalog_helpers import make_curator, make_row
 
 pytestmark = pytest.mark.django_db
@@ -40,7 +41,9 @@ def csrf(client) -> dict[str, str]:
 def test_anonymous_and_plain_staff_are_forbidden(client, artifact):
     assert client.post("/api/refresh/?force=true").status_code == 403
     client.force_login(make_curator("staff", permitted=False))
-    assert client.post("/api/refresh/?force=true").status_code == 403
+    refused = client.post("/api/refresh/?force=true")
+    assert refused.status_code == 403
+    assert refused.json() == {"detail": REFRESH_REFUSED}
     assert not RefreshRun.objects.exists()
 
 
