@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviews.curation import records
+from reviews.curation.atlas_row import read_atlas_row
 from reviews.curation.errors import CurationRefused, UsageError
 from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedRun
@@ -224,21 +225,12 @@ def _progress(stream: TextIO | None, text: str) -> None:
 
 
 def _row(options: SynthesiseOptions) -> dict[str, Any]:
-    import json
-
-    if options.atlas_row is not None:
-        try:
-            row = json.loads(Path(options.atlas_row).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CurationRefused(f"Cannot read the Atlas row {options.atlas_row}: {exc}") from None
-    elif options.atlas:
-        with AtlasClient(options.atlas) as atlas:
-            row = atlas.source_row(options.atlas_id)
-    else:
-        raise UsageError("Pass --atlas URL or --atlas-row PATH for the source's current revisions")
-    if not isinstance(row, dict) or row.get("id") != options.atlas_id:
-        raise CurationRefused(f"The Atlas row is not the row of {options.atlas_id}")
-    return row
+    return read_atlas_row(
+        source_id=options.atlas_id,
+        saved=options.atlas_row,
+        atlas=options.atlas,
+        missing="Pass --atlas URL or --atlas-row PATH for the source's current revisions",
+    )
 
 
 def _inspected_commit(options: SynthesiseOptions, runtime: dict[str, Any]) -> str:

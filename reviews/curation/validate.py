@@ -22,6 +22,7 @@ from typing import Any, TextIO
 
 from reviews.collection_checks import CollectionRejected, check_collection
 from reviews.curation import records
+from reviews.curation.atlas_row import read_atlas_row
 from reviews.curation.cases import (
     CONTROL_KINDS,
     Answer,
@@ -329,22 +330,15 @@ def _atlas_row(*, options: ValidateOptions, review: SavedRun, source_id: str) ->
     ``source.grading_snapshot``), else read from ``--atlas``."""
     config = (review.run or {}).get("config") or {}
     snapshot = options.atlas_row or (config.get("source") or {}).get("grading_snapshot")
-    if snapshot:
-        try:
-            row = json.loads(Path(snapshot).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise CurationRefused(f"Cannot read the Atlas row {snapshot}: {exc}") from None
-    elif options.atlas:
-        with AtlasClient(options.atlas) as atlas:
-            row = atlas.source_row(source_id)
-    else:
-        raise UsageError(
+    return read_atlas_row(
+        source_id=source_id,
+        saved=snapshot or None,
+        atlas=options.atlas,
+        missing=(
             "validate_fix needs the source's current Atlas row (its revisions): pass --atlas "
             "URL or --atlas-row PATH saved from /api/sources/<id>/"
-        )
-    if not isinstance(row, dict) or row.get("id") != source_id:
-        raise CurationRefused(f"The Atlas row is not the row of {source_id}")
-    return row
+        ),
+    )
 
 
 def _current_revisions(*, row: dict[str, Any], review: SavedRun, issue_url: str) -> dict[str, Any]:
