@@ -139,6 +139,13 @@ class VerifierIssueQuerySet(models.QuerySet["VerifierIssue"]):
         """Issues not resolved yet (what caps a source's quality)."""
         return self.filter(status=IssueStatus.OPEN)
 
+    def open_and_resolved(self) -> tuple[list["VerifierIssue"], list["VerifierIssue"]]:
+        """The issues, read in one query, as the open ones and the resolved ones (each in the
+        query's order): the source page and the review page show both."""
+        issues: list[VerifierIssue] = list(self)
+        open_issues = [issue for issue in issues if issue.status == IssueStatus.OPEN]
+        return open_issues, [issue for issue in issues if issue.status != IssueStatus.OPEN]
+
 
 class VerifierIssue(models.Model):
     """A confirmed verifier, task-import or judge-output defect of a source."""

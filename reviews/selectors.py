@@ -131,7 +131,11 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         ),
         key=lambda entry: (*_newest_first(entry.updated_at), entry.id),
     )
-    issues = list(VerifierIssue.objects.filter(source_id=review.source_id).order_by("issue_url"))
+    open_issues, resolved_issues = (
+        VerifierIssue.objects.filter(source_id=review.source_id)
+        .order_by("issue_url")
+        .open_and_resolved()
+    )
     indexed = ReviewArtifact.objects.filter(
         review_id__in=[review.id, *(other.id for other in supplemental)]
     ).order_by("path")
@@ -162,8 +166,8 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         source=review.source,
         supplemental=supplemental,
         pool=pool,
-        open_issues=[issue for issue in issues if issue.status == VerifierIssue.Status.OPEN],
-        resolved_issues=[issue for issue in issues if issue.status != VerifierIssue.Status.OPEN],
+        open_issues=open_issues,
+        resolved_issues=resolved_issues,
         artifacts=artifacts,
         artifact_paths={owner: frozenset(owned) for owner, owned in paths.items()},
         contents=contents,

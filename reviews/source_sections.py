@@ -18,11 +18,12 @@ from reviews.task_preview import sampled_tasks
 
 
 def verifier_issues(*, source: Source) -> dict[str, Any] | None:
-    issues = list(VerifierIssue.objects.filter(source_id=source.id).order_by("created_at", "id"))
-    return {
-        "open": [issue for issue in issues if issue.status == VerifierIssue.Status.OPEN],
-        "resolved": [issue for issue in issues if issue.status != VerifierIssue.Status.OPEN],
-    }
+    open_issues, resolved_issues = (
+        VerifierIssue.objects.filter(source_id=source.id)
+        .order_by("created_at", "id")
+        .open_and_resolved()
+    )
+    return {"open": open_issues, "resolved": resolved_issues}
 
 
 def review_pool(*, source: Source) -> dict[str, Any] | None:

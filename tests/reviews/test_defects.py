@@ -200,6 +200,19 @@ def test_valid_resolution_resolves_without_restoring_good(source):
     assert Source.objects.get(id=source.id).effective_quality == "good"
 
 
+def test_the_pages_split_issues_into_open_and_resolved_by_one_rule(source):
+    """The source page and the review page read a source's issues in one query each and split
+    them with ``VerifierIssue.objects.open_and_resolved`` (the rule ``open()`` filters by)."""
+    first = confirm(source)
+    resolved = resolve_verifier_issue(
+        issue_id=first.id, resolution_review_id=valid_resolution(source, first).id
+    )
+    url = ISSUE_URL + "0"
+    later = confirm(source, review=confirming_collection(source, issue_url=url), url=url)
+    assert VerifierIssue.objects.order_by("id").open_and_resolved() == ([later], [resolved])
+    assert list(VerifierIssue.objects.open()) == [later]
+
+
 def test_resolving_a_resolved_issue_is_refused(source):
     issue = confirm(source)
     review = valid_resolution(source, issue)
