@@ -148,6 +148,7 @@ class EchoingModel:
         return answer
 
 
+@pytest.mark.slow
 def test_an_echoed_bearer_key_is_in_no_file_of_the_run(request, tmp_path):
     server = request.getfixturevalue("model_server")
     writer = request.getfixturevalue("write_config")

@@ -68,6 +68,7 @@ def test_a_refusal_quoting_a_hostile_task_id_is_escaped(request, tmp_path):
     assert "\\u202e" in message
 
 
+@pytest.mark.slow
 def test_a_servers_reason_is_escaped_in_progress_and_in_the_refusal(request, tmp_path):
     server = request.getfixturevalue("model_server")
     writer = request.getfixturevalue("write_config")
@@ -96,6 +97,7 @@ def test_a_servers_reason_is_escaped_in_progress_and_in_the_refusal(request, tmp
     assert hidden(stderr.replace("\n", "")) == []
 
 
+@pytest.mark.slow
 def test_progress_notes_are_escaped(request, tmp_path):
     server = request.getfixturevalue("model_server")
     writer = request.getfixturevalue("write_config")
