@@ -1,6 +1,7 @@
 """Random corruptions of review runs, difficulty runs and their uploads (seeded, so a failure
-replays): every input is either accepted or refused with the intake's own refusal — a message a
-page, a log and the database can hold — and a refusal writes nothing.
+replays): every input is either accepted, with what it carried stored unchanged (read back before
+the case is rolled back), or refused with the intake's own refusal — a message a page, a log and
+the database can hold — and a refusal writes nothing.
 
 A first run of these found, among others: a date-time whose UTC instant lies outside the calendar
 (``9999-12-31T23:59:59-23:59``) crashing the future check; a file name that is not UTF-8 reaching
@@ -12,6 +13,8 @@ refused."""
 from __future__ import annotations
 
 import copy
+import datetime as dt
+import hashlib
 import io
 import json
 import os
@@ -27,9 +30,13 @@ import pytest
 from django.db import transaction
 from django.test import TestCase
 
+from atlas.models import Source
 from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
-from reviews.models import ReviewArtifact, ReviewPublication
+from difficulty.reports import REPORT_PATH
+from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH
+from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.validation import PublicationRejected
+from reviews.vocabularies import ReviewKind
 from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID
 from tests.difficulty.conftest import make_source as make_difficulty_source
 from tests.difficulty.example_reports import write_example_difficulty
@@ -136,28 +143,38 @@ def corrupt_bytes(data: bytes, generator: random.Random) -> bytes:
 # --- what every outcome must be ------------------------------------------------------------------
 
 
+Check = Callable[[dict[str, Any], list[ReviewArtifact]], None]
+
+
 def refused_or_accepted(
-    publish_once: Callable[[], Any], refusal: type[Exception], replay: str
+    publish_once: Callable[[], Any], refusal: type[Exception], replay: str, *, as_given: Check
 ) -> str | None:
     """Run one intake in a savepoint that is always rolled back (each case starts from the same
     tables); returns the refusal message, None when accepted. A refusal must leave every table
-    as it was and carry a message UTF-8 can encode."""
+    as it was and carry a message (``assert_precise``); an acceptance must have stored what the
+    intake was given: ``as_given`` reads it back, before the rollback, with the result and the
+    artifacts this intake wrote or changed."""
     before = fingerprint()
+    digests = artifact_digests()
     message = None
     try:
         with transaction.atomic():
             try:
-                publish_once()
+                result = publish_once()
             except refusal as exc:
                 message = str(exc)
                 assert fingerprint() == before, f"a refusal wrote ({replay}): {message}"
+            else:
+                assert_stored_as_given(as_given, result, digests, replay)
             raise _RolledBack
     except _RolledBack:
         pass
+    except AssertionError:
+        raise
     except Exception as exc:
         raise AssertionError(f"not a refusal ({replay}): {type(exc).__name__}: {exc!r}") from exc
     if message is not None:
-        message.encode("utf-8")
+        assert_precise(message, replay)
     return message
 
 
@@ -165,28 +182,187 @@ class _RolledBack(Exception):
     pass
 
 
-def odd_values_in(
-    path: Path, *, seed: int, cases: int, publish_once: Callable[[], Any], refusal: type[Exception]
+def assert_precise(message: str, replay: str) -> None:
+    """A refusal a page, a log and the database can hold, saying what is wrong: UTF-8 text that
+    is not blank, not an exception's name or a traceback."""
+    message.encode("utf-8")
+    assert message.strip(), f"{replay}: {message!r}"
+    assert "Traceback" not in message, f"{replay}: {message!r}"
+    assert not re.match(r"^[A-Za-z]+(Error|Exception)\b", message), f"{replay}: {message!r}"
+
+
+# --- what an acceptance must have stored ---------------------------------------------------------
+
+
+def artifact_digests() -> dict[int, str]:
+    return dict(ReviewArtifact.objects.values_list("pk", "sha256"))
+
+
+def assert_stored_as_given(
+    as_given: Check, result: dict[str, Any], digests: dict[int, str], replay: str
 ) -> None:
-    """``cases`` seeded value mutations of the JSON document at ``path``, each published once."""
+    """``as_given`` on the intake's result and the artifacts written or changed since
+    ``digests`` were taken."""
+    written = [
+        artifact
+        for artifact in ReviewArtifact.objects.order_by("pk")
+        if digests.get(artifact.pk) != artifact.sha256
+    ]
+    try:
+        as_given(result, written)
+    except AssertionError as exc:
+        raise AssertionError(f"accepted, stored otherwise ({replay}): {exc}") from exc
+
+
+def given_files(run_dir: Path, extra: tuple[tuple[str, bytes], ...] = ()) -> dict[str, bytes]:
+    """Every regular file of a run by run-relative path (a name that is not UTF-8 with surrogate
+    escapes), read before the intake, and ``extra`` files an upload adds."""
+    found: dict[str, bytes] = {}
+    for folder, _, names in os.walk(run_dir):
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.isfile(path) and not os.path.islink(path):
+                found[os.path.relpath(path, run_dir).replace(os.sep, "/")] = Path(path).read_bytes()
+    found.update(extra)
+    return found
+
+
+def moment(text: str) -> dt.datetime:
+    """An RFC 3339 date-time as the standard library reads it (fractions kept to microseconds)."""
+    return dt.datetime.fromisoformat(text.upper().replace("Z", "+00:00"))
+
+
+def same_json(stored: Any, given: Any) -> bool:
+    """Equal as JSON, types included (``True`` is not ``1``, ``1.0`` is not ``1``)."""
+    return json.dumps(stored, sort_keys=True) == json.dumps(given, sort_keys=True)
+
+
+def assert_files_as_given(artifacts: list[ReviewArtifact], given: dict[str, bytes]) -> None:
+    for artifact in artifacts:
+        assert artifact.path in given, f"stored a file it was not given: {artifact.path!r}"
+        data = given[artifact.path]
+        assert artifact.content.encode("utf-8") == data, artifact.path
+        assert (artifact.sha256, artifact.size) == (hashlib.sha256(data).hexdigest(), len(data))
+
+
+def review_as_given(
+    run_dir: Path, atlas_id: str = SOURCE_ID, extra: tuple[tuple[str, bytes], ...] = ()
+) -> Check:
+    """An accepted review run: the collection stored is the bytes given (its id their SHA-256)
+    and the document they hold, every artifact of the review is a file of the run byte for byte,
+    and every file the collection cites is there with the digest it cites."""
+    given = given_files(run_dir, extra)
+
+    def check(result: dict[str, Any], written: list[ReviewArtifact]) -> None:
+        raw = given[COLLECTION_FILE]
+        review = Review.objects.get(id=result["review_id"])
+        assert review.id == hashlib.sha256(raw).hexdigest()
+        assert review.source_id == result["atlas_id"] == atlas_id
+        collection = json.loads(raw)
+        assert same_json(review.collection, collection), "the collection stored differs"
+        judged = [item["reviewed_at"] for item in collection["reviews"] if item["reviewed_at"]]
+        assert review.updated_at == max(map(moment, judged), default=None)
+        artifacts = {artifact.path: artifact for artifact in review.artifacts.all()}
+        claim = artifacts.pop(GRADING_CLAIM_PATH, None)  # the publisher's own proof
+        if claim is not None:
+            assert GradingBinding.objects.filter(
+                review=review, evidence_path=GRADING_CLAIM_PATH, evidence_sha256=claim.sha256
+            ).exists()
+        assert_files_as_given(list(artifacts.values()), given)
+        assert {artifact.path for artifact in written} <= {*artifacts, GRADING_CLAIM_PATH}
+        assert COLLECTION_FILE in artifacts
+        for item in collection["reviews"]:
+            for evidence in item["evidence"]:
+                if evidence.get("snapshot_path") is not None:
+                    cited = artifacts.get(evidence["snapshot_path"])
+                    assert cited is not None, f"cited, not stored: {evidence['snapshot_path']!r}"
+                    assert cited.sha256 == evidence["sha256"], evidence["snapshot_path"]
+        if result["kind"] == ReviewKind.RATING:
+            source = Source.objects.get(id=atlas_id)
+            assert (source.review_id, source.review_date) == (review.id, review.updated_at)
+            assert source.traces == sum(
+                1 for item in collection["reviews"] if item["method"] == "runtime_execution"
+            )
+
+    return check
+
+
+def difficulty_as_given(run_dir: Path, extra: tuple[tuple[str, bytes], ...] = ()) -> Check:
+    """An accepted difficulty run: the source's current review holds the report given, byte for
+    byte, every artifact this intake wrote is a file of the run byte for byte, and every file at
+    or below a path the report names for its evidence is stored."""
+    given = given_files(run_dir, extra)
+
+    def check(result: dict[str, Any], written: list[ReviewArtifact]) -> None:
+        source = Source.objects.get(id=DIFFICULTY_ID)
+        assert result["review_id"] == source.review_id
+        assert source.difficulty == result["difficulty"]
+        stored = {
+            artifact.path: artifact
+            for artifact in ReviewArtifact.objects.filter(review_id=source.review_id)
+        }
+        assert REPORT_PATH in stored
+        assert_files_as_given([stored[REPORT_PATH], *written], given)
+        report = json.loads(given[REPORT_PATH])
+        for named in evidence_paths(report):
+            below = [path for path in given if path == named or path.startswith(f"{named}/")]
+            missing = [path for path in below if path not in stored]
+            assert not missing, f"named {named!r}, not stored: {missing[0]!r}"
+
+    return check
+
+
+def evidence_paths(report: dict[str, Any]) -> list[str]:
+    """The run-relative paths a report names for its evidence: protocol artifacts, run identities
+    and attempts."""
+
+    def items(container: Any, key: str) -> list[dict[str, Any]]:
+        found = container.get(key) if isinstance(container, dict) else None
+        return [item for item in found if isinstance(item, dict)] if isinstance(found, list) else []
+
+    protocol = report.get("protocol")
+    paths = [item.get("path") for item in items(protocol, "artifacts")]
+    paths += [item.get("run_identity_path") for item in items(protocol, "run_identities")]
+    for model in items(report, "models"):
+        paths += [outcome.get("execution_path") for outcome in items(model, "task_outcomes")]
+    return [path for path in paths if isinstance(path, str) and path]
+
+
+def odd_values_in(
+    path: Path,
+    *,
+    seed: int,
+    cases: int,
+    publish_once: Callable[[], Any],
+    refusal: type[Exception],
+    as_given: Callable[[], Check],
+) -> None:
+    """``cases`` seeded value mutations of the JSON document at ``path``, each published once;
+    ``as_given`` reads what each case gives the intake."""
     generator = random.Random(seed)
     original = json.loads(path.read_bytes())
     for case in range(cases):
         document = copy.deepcopy(original)
         mutate(document, generator)
         path.write_bytes(json_bytes(document))
-        refused_or_accepted(publish_once, refusal, f"case {case}")
+        refused_or_accepted(publish_once, refusal, f"case {case}", as_given=as_given())
 
 
 def corrupted_bytes_of(
-    path: Path, *, seed: int, cases: int, publish_once: Callable[[], Any], refusal: type[Exception]
+    path: Path,
+    *,
+    seed: int,
+    cases: int,
+    publish_once: Callable[[], Any],
+    refusal: type[Exception],
+    as_given: Callable[[], Check],
 ) -> None:
     """``cases`` seeded byte corruptions of the file at ``path``, each published once."""
     generator = random.Random(seed)
     original = path.read_bytes()
     for case in range(cases):
         path.write_bytes(corrupt_bytes(original, generator))
-        refused_or_accepted(publish_once, refusal, f"case {case}")
+        refused_or_accepted(publish_once, refusal, f"case {case}", as_given=as_given())
 
 
 # --- review collections --------------------------------------------------------------------------
@@ -205,6 +381,7 @@ def test_odd_values_in_a_review_collection(review_run):
         cases=200,
         publish_once=lambda: publish(review_run),
         refusal=PublicationRejected,
+        as_given=lambda: review_as_given(review_run),
     )
 
 
@@ -215,6 +392,7 @@ def test_corrupted_review_collection_bytes(review_run):
         cases=80,
         publish_once=lambda: publish(review_run),
         refusal=PublicationRejected,
+        as_given=lambda: review_as_given(review_run),
     )
 
 
@@ -274,6 +452,7 @@ def test_odd_files_in_a_review_run(write_catalog, tmp_path):
             lambda run_dir=run_dir, atlas_id=atlas_id: publish(run_dir, atlas_id=atlas_id),
             PublicationRejected,
             f"case {case}",
+            as_given=review_as_given(run_dir, atlas_id),
         )
         shutil.rmtree(run_dir)
 
@@ -301,6 +480,7 @@ def test_odd_values_in_a_difficulty_report(difficulty_run):
         cases=150,
         publish_once=publish_difficulty(difficulty_run),
         refusal=DifficultyPublicationError,
+        as_given=lambda: difficulty_as_given(difficulty_run),
     )
 
 
@@ -311,6 +491,7 @@ def test_corrupted_difficulty_report_bytes(difficulty_run):
         cases=100,
         publish_once=publish_difficulty(difficulty_run),
         refusal=DifficultyPublicationError,
+        as_given=lambda: difficulty_as_given(difficulty_run),
     )
 
 
@@ -347,7 +528,12 @@ def test_odd_attestations_and_files_in_a_difficulty_run(difficulty_run, tmp_path
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as handle:
                 handle.write(odd_file_bytes(generator))
-        refused_or_accepted(publish_difficulty(run_dir), DifficultyPublicationError, f"case {case}")
+        refused_or_accepted(
+            publish_difficulty(run_dir),
+            DifficultyPublicationError,
+            f"case {case}",
+            as_given=difficulty_as_given(run_dir),
+        )
         shutil.rmtree(run_dir)
 
 
@@ -372,7 +558,8 @@ def tar_of(run_dir: Path, extra: list[tuple[str, bytes]]) -> io.BytesIO:
 
 def test_odd_member_names_in_uploads(review_run, difficulty_run):
     """A member name that is not UTF-8 (or is unsafe, or both) fails the job with a message the
-    job row can store, or is left out; the job's state is always readable."""
+    job row can store, or is left out of a publication that stores the rest as given; the job's
+    state is always readable."""
     from tests.reviews.test_api_publications import URL, client_for
 
     generator = random.Random(3)
@@ -387,6 +574,10 @@ def test_odd_member_names_in_uploads(review_run, difficulty_run):
         )
         extra = [(generator.choice(names), odd_file_bytes(generator)[:64])]
         before = fingerprint(skip=("review_publications",))
+        digests = artifact_digests()
+        as_given = (review_as_given if kind == "review" else difficulty_as_given)(
+            run_dir, extra=tuple(extra)
+        )
         with TestCase.captureOnCommitCallbacks(execute=True):
             response = publisher.post(
                 URL,
@@ -400,8 +591,11 @@ def test_odd_member_names_in_uploads(review_run, difficulty_run):
         replay = f"case {case}: {extra[0][0]!r}"
         assert body["status"] in {"published", "failed"}, replay
         if body["status"] == "failed":
+            assert_precise(body["error"], replay)
             assert not body["error"].startswith("Publication import failed"), replay
             assert fingerprint(skip=("review_publications",)) == before, replay
+        else:
+            assert_stored_as_given(as_given, body["result"], digests, replay)
         ReviewPublication.objects.all().delete()
 
 
@@ -412,7 +606,12 @@ def test_a_judgment_time_beyond_the_calendar_in_utc(review_run):
     collection = json.loads((review_run / "quality-reviews.json").read_bytes())
     collection["reviews"][0]["reviewed_at"] = "9999-12-31T23:59:59-23:59"
     (review_run / "quality-reviews.json").write_bytes(json_bytes(collection))
-    message = refused_or_accepted(lambda: publish(review_run), PublicationRejected, "time")
+    message = refused_or_accepted(
+        lambda: publish(review_run),
+        PublicationRejected,
+        "time",
+        as_given=review_as_given(review_run),
+    )
     assert message == (
         "Review collection does not match quality-review.schema.json at /reviews/0/reviewed_at: "
         "'9999-12-31T23:59:59-23:59' is not a 'date-time'"
@@ -465,7 +664,10 @@ def test_run_files_nested_too_deeply(write_catalog, tmp_path, folder):
             "Dataset revision attestation does not bridge the reviewed and current data revisions"
         )
     message = refused_or_accepted(
-        lambda: publish(run_dir, atlas_id=atlas_id), PublicationRejected, ""
+        lambda: publish(run_dir, atlas_id=atlas_id),
+        PublicationRejected,
+        "",
+        as_given=review_as_given(run_dir, atlas_id),
     )
     assert message == expected
 
@@ -477,7 +679,10 @@ def test_a_difficulty_path_too_long_to_name(difficulty_run):
     report["models"][0]["task_outcomes"][0]["execution_path"] = "y" * 300
     path.write_bytes(json_bytes(report))
     message = refused_or_accepted(
-        publish_difficulty(difficulty_run), DifficultyPublicationError, ""
+        publish_difficulty(difficulty_run),
+        DifficultyPublicationError,
+        "",
+        as_given=difficulty_as_given(difficulty_run),
     )
     assert message == f"Difficulty evidence missing: {'y' * 300}"
 
@@ -509,7 +714,10 @@ def test_difficulty_attestation_paths_the_system_cannot_name(difficulty_run, val
     target = difficulty_run / "publication-execution-implementation-attestation.json"
     target.write_bytes(DEEP if validation is None else json_bytes(document))
     outcome = refused_or_accepted(
-        publish_difficulty(difficulty_run), DifficultyPublicationError, ""
+        publish_difficulty(difficulty_run),
+        DifficultyPublicationError,
+        "",
+        as_given=difficulty_as_given(difficulty_run),
     )
     assert outcome == message
 
