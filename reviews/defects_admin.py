@@ -80,8 +80,9 @@ class ConfirmDefectForm(forms.ModelForm):
         )
 
     def _get_validation_exclusions(self):
-        # The service reports a repeated issue with the spec's own message;
-        # keep the model's unique constraint from adding a second, generic one.
+        # The service refuses a repeated issue with its own message (already recorded, or a
+        # regression to file under a new issue); keep the model's unique constraint from adding
+        # a second, generic one.
         exclusions = super()._get_validation_exclusions()
         exclusions.add("issue_url")
         return exclusions
@@ -229,7 +230,8 @@ class VerifierIssueAdmin(admin.ModelAdmin):
         return False
 
     def add_view(self, request, form_url="", extra_context=None):
-        # The docs and the spec call this form by what it does.
+        # The docs call this form by what it does ("Confirm verifier defect"), not Django's
+        # "Add verifier issue".
         context = {"title": CONFIRM_TITLE, **(extra_context or {})}
         return super().add_view(request, form_url, extra_context=context)
 

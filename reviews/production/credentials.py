@@ -3,17 +3,18 @@ refuses a configuration holding one, and the redaction of a key an endpoint echo
 
 A configuration is refused before any work when, at any depth, it holds
 
-- a key named like a credential: the spec's four names (``api_key``, ``authorization``,
-  ``password``, ``token``) and the family they stand for — any key with a word such as ``secret``,
-  ``password`` or ``credential``, ``<api|secret|access|private|…>_key``, ``<anything>_token``
-  other than a tokenizer's special tokens (``eos_token``, ``stop_token``…) — unless it ends in
-  ``_env`` and names an environment variable, which is where credentials belong;
+- a key named like a credential: ``api_key``, ``authorization``, ``password`` or ``token`` (in
+  any case or punctuation: ``Api-Key``, ``TOKEN``; whatever it holds) and the family they stand
+  for — any key with a word such as ``secret``, ``password`` or ``credential``,
+  ``<api|secret|access|private|…>_key``, ``<anything>_token`` other than a tokenizer's special
+  tokens (``eos_token``, ``stop_token``…) — unless it ends in ``_env`` and names an environment
+  variable, which is where credentials belong;
 - a URL with a user name or password (``https://user:key@host/v1``) or a credential-named query
   parameter (``?api_key=…``);
 - a value shaped like a key: a known key prefix (``sk-…``, ``hf_…``, ``ghp_…``, ``AKIA…``, a JWT,
   ``Bearer …``) or a long unbroken high-entropy string (see ``looks_random``).
 
-Messages name where the credential is, never the value.
+Messages name where the credential is (a credential-named key: no location), never the value.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from urllib.parse import parse_qsl, urlsplit
 from reviews.production.errors import ReviewProductionError
 
 CREDENTIALS_MESSAGE = "Put credentials in environment variables, not the review config"
-SPEC_NAMES = frozenset({"api_key", "authorization", "password", "token"})
+# Credentials whatever they hold; a name is compared lowered, each run of other characters as ``_``.
+CREDENTIAL_NAMES = frozenset({"api_key", "authorization", "password", "token"})
 SECRET_WORDS = frozenset(
     {"password", "passwd", "passphrase", "secret", "secrets", "authorization", "auth",
      "credential", "credentials", "apikey", "bearer", "cookie", "privatekey"}
@@ -75,7 +77,7 @@ def words_of(name: str) -> list[str]:
 def is_credential_name(name: str, value: Any = None) -> bool:
     """Whether a key named ``name`` (holding ``value``) is a credential."""
     normal = re.sub(r"[^a-z0-9]+", "_", name.lower()).strip("_")
-    if normal in SPEC_NAMES:
+    if normal in CREDENTIAL_NAMES:
         return True
     words = words_of(name)
     if not words:
@@ -136,7 +138,7 @@ def _found(value: Any, where: str) -> Iterator[str]:
         for key, item in value.items():
             here = f"{where}.{key}" if where else str(key)
             if isinstance(key, str) and is_credential_name(key, item):
-                yield ""  # the spec's refusal, without a location
+                yield ""  # a credential-named key: the bare message, no location
                 return
             yield from _found(item, here)
     elif isinstance(value, list):

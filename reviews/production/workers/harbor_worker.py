@@ -26,7 +26,9 @@ TOLERANCE = 1e-9
 
 
 class ReviewRuleError(Exception):
-    """A configuration the review must refuse (the message is the spec's text)."""
+    """A configuration the review must refuse, in the words of the review config's own check
+    (``reviews/production/config.py``, which this native-interpreter script cannot import); the
+    worker prints the message to stderr and exits 2."""
 
 
 def trial_name(*, execution_dir: Path) -> str:
