@@ -4,17 +4,15 @@ names as header, streamed; and the download name of a filtered view (shared with
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import islice
 from typing import Any
 
 from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
+from atlas.export.csv_writer import csv_text, streamed_csv
 from atlas.export.formula_guard import guarded
 
 ROWS_PER_WRITE = 500
@@ -59,18 +57,8 @@ def cell(value: Any) -> str:
 
 
 def csv_lines(*, rows: Iterable[Mapping[str, Any]], fields: tuple[str, ...]) -> Iterator[bytes]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
-    writer.writerow(fields)
-    iterator = iter(rows)
-    while True:
-        batch = list(islice(iterator, ROWS_PER_WRITE))
-        writer.writerows([cell(row.get(name)) for name in fields] for row in batch)
-        yield buffer.getvalue().encode("utf-8")
-        if len(batch) < ROWS_PER_WRITE:
-            return
-        buffer.seek(0)
-        buffer.truncate()
+    cells = ([cell(row.get(name)) for name in fields] for row in rows)
+    yield from streamed_csv(header=fields, rows=cells, rows_per_chunk=ROWS_PER_WRITE)
 
 
 def csv_twin_response(
@@ -92,11 +80,8 @@ class SourceCSVRenderer(BaseRenderer):
     charset = "utf-8"
 
     def render(self, data: Any, accepted_media_type=None, renderer_context=None) -> bytes:
-        buffer = io.StringIO()
-        writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
-        writer.writerow(["parameter", "message"])
+        lines = [("parameter", "message")]
         for key, value in (data or {}).items() if isinstance(data, dict) else []:
             messages = value if isinstance(value, list) else [value]
-            for message in messages:
-                writer.writerow([key, cell(str(message))])
-        return buffer.getvalue().encode("utf-8")
+            lines.extend((key, cell(str(message))) for message in messages)
+        return csv_text(lines).encode("utf-8")

@@ -9,10 +9,7 @@ elsewhere row tuples from a server-side cursor go through the C csv writer in ba
 
 from __future__ import annotations
 
-import csv
-import io
 from collections.abc import Iterator
-from itertools import islice
 
 from django.db import connections
 from django.db.models import Case, F, Func, QuerySet, TextField, Value, When
@@ -20,6 +17,7 @@ from django.db.models.expressions import Combinable
 from django.db.models.functions import Cast, Coalesce
 from django.http import StreamingHttpResponse
 
+from atlas.export.csv_writer import csv_text, streamed_csv
 from atlas.export.formula_guard import guard_sql
 from atlas.models import Source
 
@@ -113,9 +111,7 @@ def export_values(
 
 
 def header_line() -> str:
-    buffer = io.StringIO()
-    csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n").writerow(HEADER)
-    return buffer.getvalue()
+    return csv_text([HEADER])
 
 
 def csv_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
@@ -126,19 +122,8 @@ def csv_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
 
 
 def writer_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, quoting=csv.QUOTE_ALL, lineterminator="\r\n")
-    buffer.write(header_line())
     rows = export_values(queryset=queryset).iterator(chunk_size=CURSOR_CHUNK)
-    while True:
-        batch = list(islice(rows, ROWS_PER_WRITE))
-        if batch:
-            writer.writerows(batch)
-        yield buffer.getvalue().encode("utf-8")
-        if len(batch) < ROWS_PER_WRITE:
-            return
-        buffer.seek(0)
-        buffer.truncate()
+    yield from streamed_csv(header=HEADER, rows=rows, rows_per_chunk=ROWS_PER_WRITE)
 
 
 def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
