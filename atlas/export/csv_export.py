@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import psycopg
 from django.db import connections
 from django.db.models import Case, F, Func, QuerySet, TextField, Value, When
 from django.db.models.expressions import Combinable
@@ -130,7 +131,9 @@ def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
     """The same bytes as writer_chunks(), written by PostgreSQL's COPY in CSV format."""
     connection = connections[queryset.db]
     values = export_values(queryset=queryset, nulls_as_empty=True, guard=False)
-    sql, params = values.query.get_compiler(using=values.db).as_sql()
+    # The view's SELECT and its parameters, as Django would run it (compiled for the default
+    # database, the one the Atlas has); Django offers no other route to a queryset's SQL.
+    sql, params = values.query.sql_with_params()
     # The inner query computes each value once (a tags subquery, a JSON extraction); the outer
     # one guards it by column name, so no expression is evaluated again per comparison.
     guarded = guarded_names()
@@ -138,27 +141,25 @@ def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
         guard_sql(f"raw.{name}", vendor=connection.vendor) if name in guarded else f"raw.{name}"
         for name in export_fields()
     )
-    # COPY takes no bind parameters; merged client-side, Django's debug cursor also logs it.
-    # compose_sql exists only on the PostgreSQL backend's operations, which the stubs don't know.
-    statement = connection.ops.compose_sql(  # type: ignore[attr-defined]
+    query = (
         f"COPY (SELECT {columns} FROM ({sql}) AS raw) TO STDOUT "
-        "WITH (FORMAT csv, FORCE_QUOTE *, ENCODING 'UTF8')",
-        params,
+        "WITH (FORMAT csv, FORCE_QUOTE *, ENCODING 'UTF8')"
     )
     batch = [header_line().encode("utf-8")]
-    with (
-        connection.cursor() as cursor,
-        connection.wrap_database_errors,
-        cursor.copy(statement) as copy,
-    ):
-        for row in copy:
-            # libpq hands COPY data over one whole row at a time, so the last byte is the row's LF
-            # and any other LF sits inside a quoted value and must stay as it is.
-            batch.append(row[:-1])
-            batch.append(b"\r\n")
-            if len(batch) > 2 * ROWS_PER_WRITE:
-                yield b"".join(batch)
-                batch.clear()
+    with connection.cursor() as cursor, connection.wrap_database_errors:
+        # COPY takes no bind parameters: psycopg merges them client-side as its execute() would,
+        # and Django's debug cursor logs the one statement it is handed.
+        with psycopg.ClientCursor(cursor.connection) as client:
+            statement = client.mogrify(query, params)
+        with cursor.copy(statement) as copy:
+            for row in copy:
+                # libpq hands COPY data over one whole row at a time, so the last byte is the
+                # row's LF and any other LF sits inside a quoted value and must stay as it is.
+                batch.append(row[:-1])
+                batch.append(b"\r\n")
+                if len(batch) > 2 * ROWS_PER_WRITE:
+                    yield b"".join(batch)
+                    batch.clear()
     yield b"".join(batch)
 
 

@@ -182,6 +182,24 @@ def test_copy_and_writer_paths_are_byte_identical(write_catalog):
     assert copied.count(b"\r\n") >= len(TRICKY) + 2
 
 
+@pytest.mark.skipif(
+    settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql",
+    reason="the COPY path is PostgreSQL's",
+)
+def test_copy_merges_the_query_parameters_as_values(write_catalog):
+    names = ["O'Brien %s \\ x", "O'Brien'); DROP TABLE catalog_sources; --", "other"]
+    seed(write_catalog, [make_row(f"MarinSkyRL:p{n}", display_name=name)
+                         for n, name in enumerate(names)])  # fmt: skip
+    queryset = lenient_filterset(data=QueryDict("q=O%27Brien&sort=name")).qs
+
+    copied = b"".join(copy_chunks(queryset=queryset))
+
+    assert copied == b"".join(writer_chunks(queryset=queryset))
+    rows = list(csv.reader(io.StringIO(copied.decode("utf-8"), newline="")))
+    assert sorted(row[0] for row in rows[1:]) == sorted(names[:2])
+    assert Source.objects.count() == 3
+
+
 def test_the_migration_fills_the_stored_tags_of_existing_rows(write_catalog):
     import importlib
 
