@@ -37,6 +37,10 @@ class LockingTokenAuthentication(TokenAuthentication):
         words = get_authorization_header(request).split()
         if not words or words[0].lower() != self.keyword.lower().encode():
             return None  # no token offered: another authenticator (or none) applies
+        # The Django HttpRequest DRF wraps: DRF's documentation names no public route to it, and
+        # axes needs that object, not DRF's Request. AxesMiddleware reads the lockout mark from
+        # the HttpRequest, and axes reads ``request.POST``, which on DRF's Request parses the body
+        # inside authentication: a malformed body then answered 400 with no failure counted.
         http_request = request._request
         credentials = token_credentials(b" ".join(words[1:]))
         if not AxesProxyHandler.is_allowed(http_request, credentials):

@@ -69,6 +69,17 @@ def test_a_repeated_wrong_token_is_locked_out_but_never_a_valid_one(curator):
     assert not AccessAttempt.objects.filter(username__contains="wrong-repeated").exists()
 
 
+def test_a_wrong_token_with_a_malformed_body_is_counted_and_locked_out(curator):
+    guesser = APIClient(REMOTE_ADDR="10.0.0.10")
+    guesser.credentials(HTTP_AUTHORIZATION="Token wrong-malformed")
+    answers = [
+        guesser.post("/api/refresh/", data="{not json", content_type="application/json")
+        for _ in range(3)
+    ]
+    assert [a.status_code for a in answers] == [403, 403, 429]
+    assert AccessAttempt.objects.get().failures_since_start == 3
+
+
 TRUSTED = "10.0.0.1"
 
 
