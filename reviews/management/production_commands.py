@@ -7,15 +7,38 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TextIO, cast
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from reviews.production.errors import ReviewProductionError, UsageError
 from reviews.production.terminal import shown
 
 
+class ProgressStream:
+    """A command's stderr as a plain text stream: progress lines are written as they come, with no
+    line end added and unstyled (its ``write`` otherwise ends every write with a newline and, on a
+    terminal, colours it as an error)."""
+
+    def __init__(self, out: OutputWrapper) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        self.out.write(text, style_func=unstyled, ending="")
+        return len(text)
+
+    def flush(self) -> None:
+        self.out.flush()
+
+    def isatty(self) -> bool:
+        return self.out.isatty()
+
+
+def unstyled(text: str) -> str:
+    return text
+
+
 def progress_stream(command: BaseCommand) -> TextIO:
-    """The command's raw stderr: progress lines are written as they come, unstyled."""
-    return cast(TextIO, command.stderr._out)
+    """The command's stderr for the production tools' progress lines."""
+    return cast(TextIO, ProgressStream(command.stderr))
 
 
 @contextmanager
