@@ -19,6 +19,7 @@ from django.db.models.lookups import GreaterThan, GreaterThanOrEqual, LessThanOr
 
 from atlas.models import Source
 from atlas.pagination import DEFAULT_PAGE_SIZE
+from atlas.rules.labels import MEASUREMENT_LABELS
 from atlas.rules.vocabularies import UNCLASSIFIED, MeasurementStatus, Quality, SourceType, Turns
 from atlas.selectors import CatalogVocabulary, current_vocabulary
 
@@ -37,8 +38,7 @@ NEVER_REVIEWED = "Unreviewed"
 QUALITY_CHOICES = (*Quality.choices, (UNKNOWN, "Not rated (unreviewed, unrated, needs re-review)"))
 DIFFICULTY_CHOICES = (
     ("current", "Measured (current)"),
-    ("historical", "Historical"),
-    ("invalid", "Protocol mismatch"),
+    *((status, MEASUREMENT_LABELS[status]) for status in ("historical", "invalid")),
     ("unmeasured", "Not measured"),
     ("0-25", "Large model: 0–25% solved"),
     ("25-50", "Large model: >25–50% solved"),

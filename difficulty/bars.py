@@ -7,7 +7,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from fractions import Fraction
 from typing import Any
 
-from atlas.rules.vocabularies import MeasurementStatus
+from atlas.rules.labels import MEASUREMENT_LABELS
 from difficulty.classification import CURRENT, HISTORICAL, INVALID
 from difficulty.followups import GENERATION_SETTING, NATIVE_RECHECK
 from difficulty.registry import ROLE_SIZES, Registry, get_registry, model_name
@@ -15,21 +15,19 @@ from difficulty.summary import entry_name
 from difficulty.wilson import percent_range
 
 FULL, COMPACT = "full", "compact"
-# The chip and tooltips call an invalid report a protocol mismatch.
-STATUS_LABELS = dict(MeasurementStatus.choices)
 ROLE_TITLES = {"small": "Small", "large": "Large", "hosted": "Hosted", "followup": "Follow-up"}
 BAR_CLASSES = {"small": "bar-small", "large": "bar-large", "hosted": "bar-hosted"}
 # What each measurement state means, said where the states are offered: the bar legend (catalog
 # and review page), the catalog's Difficulty filter, an opened row.
 STATE_EXPLANATIONS = (
-    ("Current", "Measured under the current protocol on the source's current dataset and "
-     "verifier revisions. Only these feed the Large-model filter and sort."),
-    ("Historical", "Earlier models, budgets or protocols, a follow-up, or a measurement whose "
-     "source has changed since (new revisions, an open verifier defect, no longer Good); kept as "
-     "evidence under its actual model names."),
-    (STATUS_LABELS[INVALID], "The report names the current protocol but breaks one of its rules "
-     "(token limits, role models, provider or generation settings); shown, never counted as "
-     "current."),
+    (MEASUREMENT_LABELS[CURRENT], "Measured under the current protocol on the source's current "
+     "dataset and verifier revisions. Only these feed the Large-model filter and sort."),
+    (MEASUREMENT_LABELS[HISTORICAL], "Earlier models, budgets or protocols, a follow-up, or a "
+     "measurement whose source has changed since (new revisions, an open verifier defect, no "
+     "longer Good); kept as evidence under its actual model names."),
+    (MEASUREMENT_LABELS[INVALID], "The report names the current protocol but breaks one of its "
+     "rules (token limits, role models, provider or generation settings); shown, never counted "
+     "as current."),
     ("Not measured", "No difficulty report for the source's current review."),
     ("Needs re-review", "The dataset or verifier changed since the review; its rating and "
      "difficulty are hidden until a new review."),
@@ -165,7 +163,9 @@ def tooltip(*, entry: dict[str, Any], mode: str) -> str:
     parts = [
         entry_name(entry),
         entry.get("provider") or "Provider recorded in run settings",
-        STATUS_LABELS.get(entry.get("measurement_status") or "", "Historical"),
+        MEASUREMENT_LABELS.get(
+            entry.get("measurement_status") or "", MEASUREMENT_LABELS[HISTORICAL]
+        ),
         *(
             [f"{entry.get('display_name') or 'Follow-up'}: {entry.get('changed_setting')}"]
             if entry.get("followup_id") and entry.get("changed_setting")
@@ -212,7 +212,7 @@ def bars_for(*, summary: dict[str, Any], mode: str) -> list[Bar]:
                 css_class=bar_class(entry=entry),
                 tooltip=tooltip(entry=entry, mode=mode),
                 measurement_status=status,
-                status_label=STATUS_LABELS.get(status, STATUS_LABELS[HISTORICAL])
+                status_label=MEASUREMENT_LABELS.get(status, MEASUREMENT_LABELS[HISTORICAL])
                 if overall and status != overall
                 else "",
                 detail=detail_text(entry=entry),
@@ -227,5 +227,5 @@ def status_chip(*, summary: dict[str, Any]) -> StatusChip | None:
     status = summary.get("status")
     if status == CURRENT:
         return None
-    label_text = STATUS_LABELS[INVALID] if status == INVALID else STATUS_LABELS[HISTORICAL]
+    label_text = MEASUREMENT_LABELS[INVALID if status == INVALID else HISTORICAL]
     return StatusChip(label=label_text, tooltip=summary.get("status_note") or "")

@@ -8,6 +8,7 @@ from urllib.parse import urlencode
 
 from django.urls import reverse
 
+from atlas.rules.labels import MEASUREMENT_LABELS
 from difficulty import followups
 from difficulty.attestation import ATTESTATION_PATH, SCOPE_NOTE, attestation_line
 from difficulty.bars import FULL, bars_for, followup_label, status_chip
@@ -37,7 +38,7 @@ TITLES = {
     HISTORICAL: "Historical difficulty · model solve rates and saved attempts",
     INVALID: "Invalid protocol difficulty · model solve rates and saved attempts",
 }
-RUN_PREFIXES = {HISTORICAL: "Historical · ", INVALID: "Protocol mismatch · "}
+RUN_PREFIXES = {status: f"{MEASUREMENT_LABELS[status]} · " for status in (HISTORICAL, INVALID)}
 EXPLANATION = (
     "Longer bars mean more tasks solved. Open a model to inspect its exact settings, attempts, and "
     "native verifier outputs. Unverified attempts are excluded from the solve rate."
@@ -527,7 +528,8 @@ def _history(
             {
                 "sort_key": estimated,
                 "title": f"{estimated[:10] or 'Date unknown'} · "
-                f"{protocol_of(report).get('id') or 'Protocol not recorded'} · Historical",
+                f"{protocol_of(report).get('id') or 'Protocol not recorded'} · "
+                f"{MEASUREMENT_LABELS[HISTORICAL]}",
                 "summary_url": reverse("review-difficulty", kwargs={"review_id": review_id})
                 + "?"
                 + urlencode({"path": path}),

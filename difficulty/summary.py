@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atlas.rules.vocabularies import MeasurementStatus
+from atlas.rules.labels import MEASUREMENT_LABELS
 from difficulty import followups
 from difficulty.classification import HISTORICAL, Classification
 from difficulty.reports import models_of, protocol_of
@@ -13,7 +13,6 @@ MODEL_FIELDS = (
     "size", "model", "model_revision", "provider", "solved", "verified", "unverified",
     "attempted", "solve_rate", "wilson_95", "generation_parameters",
 )  # fmt: skip
-STATUS_WORDS = dict(MeasurementStatus.choices)
 ORDERING_AUDIT_SUFFIX = "/ordering-audit.json"
 
 
@@ -81,7 +80,7 @@ def summary_text(*, summary: dict[str, Any]) -> str:
     groups: list[tuple[str, list[str]]] = []
     for entry in summary["models"]:
         status = entry.get("measurement_status") or summary["status"]
-        if status != summary["status"] and status not in STATUS_WORDS:
+        if status != summary["status"] and status not in MEASUREMENT_LABELS:
             status = HISTORICAL
         part = (
             f"{entry_text_name(entry)} "
@@ -92,8 +91,10 @@ def summary_text(*, summary: dict[str, Any]) -> str:
         else:
             groups.append((status, [part]))
     if not groups:
-        return f"{STATUS_WORDS[summary['status']]}: "
-    return "; ".join(f"{STATUS_WORDS[status]}: " + "; ".join(parts) for status, parts in groups)
+        return f"{MEASUREMENT_LABELS[summary['status']]}: "
+    return "; ".join(
+        f"{MEASUREMENT_LABELS[status]}: " + "; ".join(parts) for status, parts in groups
+    )
 
 
 def _count(value: Any) -> str:

@@ -11,6 +11,8 @@ from atlas.rules.example_notice import EXAMPLE_NOTICE
 from atlas.rules.vocabularies import Applicability, MeasurementStatus, Quality
 
 QUALITY_LABELS = dict(Quality.choices)
+# The word of each measurement state (Current, Historical, Protocol mismatch), wherever one shows:
+# bars, chips, summaries, the Difficulty filter, the review page, the change log, the admin.
 MEASUREMENT_LABELS = dict(MeasurementStatus.choices)
 DEFECT_TOOLTIP = (
     "Confirmed verifier defect remains unresolved. Open the source's review pool and GitHub issue."

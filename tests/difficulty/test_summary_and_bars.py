@@ -4,9 +4,12 @@ from fractions import Fraction
 
 import pytest
 
+from atlas.filters import DIFFICULTY_CHOICES
+from atlas.rules.labels import MEASUREMENT_LABELS
 from difficulty import bars
 from difficulty.classification import Classification
 from difficulty.followups import HOSTED_NOTE, NO_ATTEMPTS_YET, section_title
+from difficulty.review_sections import RUN_PREFIXES
 from difficulty.summary import build_summary, ordering_warning
 
 CURRENT = Classification("current", "note")
@@ -191,6 +194,19 @@ def test_tooltips():
         "0 unverified · 95% interval not recorded; open the review for attempts and verifier "
         "results"
     )
+
+
+def test_each_measurement_state_has_one_word_everywhere():
+    assert MEASUREMENT_LABELS == {
+        "current": "Current", "historical": "Historical", "invalid": "Protocol mismatch",
+    }  # fmt: skip
+    filter_words = dict(DIFFICULTY_CHOICES)
+    for status in ("historical", "invalid"):
+        word = MEASUREMENT_LABELS[status]
+        assert filter_words[status] == word
+        assert bars.status_chip(summary={"status": status}).label == word
+        assert RUN_PREFIXES[status] == f"{word} · "
+    assert [name for name, _ in bars.STATE_EXPLANATIONS[:3]] == list(MEASUREMENT_LABELS.values())
 
 
 def test_status_chip():
