@@ -308,7 +308,7 @@ def _difficulty(walk: ExampleWalk, *, tasks: Path) -> None:
 
 
 def _rating_example(walk: ExampleWalk, example: RatingExample) -> None:
-    source = Source.objects.filter(id=example.source_id, active=True).first()
+    source = Source.objects.active().filter(id=example.source_id).first()
     if source is None:
         return
     slug = example.source_id.split(":", 1)[1]
