@@ -328,44 +328,30 @@ def evidence_paths(report: dict[str, Any]) -> list[str]:
     return [path for path in paths if isinstance(path, str) and path]
 
 
-def odd_values_in(
+def odd_values(data: bytes, generator: random.Random) -> bytes:
+    """The JSON document ``data`` with one or two of its values, keys or members made odd."""
+    document = json.loads(data)
+    mutate(document, generator)
+    return json_bytes(document)
+
+
+def fuzzed(
     path: Path,
     *,
+    changed: Callable[[bytes, random.Random], bytes],
     seed: int,
     cases: int,
     publish_once: Callable[[], Any],
     refusal: type[Exception],
     as_given: Callable[[], Check],
 ) -> None:
-    """``cases`` seeded value mutations of the JSON document at ``path``, each published once;
-    ``as_given`` reads what each case gives the intake."""
-    generator = random.Random(seed)
-    original = json.loads(path.read_bytes())
-    for case in range(cases):
-        document = copy.deepcopy(original)
-        mutate(document, generator)
-        path.write_bytes(json_bytes(document))
-        refused_or_accepted(publish_once, refusal, f"case {case}", as_given=as_given())
-
-
-def corrupted_bytes_of(
-    path: Path,
-    *,
-    seed: int,
-    cases: int,
-    publish_once: Callable[[], Any],
-    refusal: type[Exception],
-    as_given: Callable[[], Check],
-) -> None:
-    """``cases`` seeded byte corruptions of the file at ``path``, each published once."""
+    """``cases`` seeded changes (``changed``: ``odd_values`` or ``corrupt_bytes``) of the file at
+    ``path``, each published once; ``as_given`` reads what each case gives the intake."""
     generator = random.Random(seed)
     original = path.read_bytes()
     for case in range(cases):
-        path.write_bytes(corrupt_bytes(original, generator))
+        path.write_bytes(changed(original, generator))
         refused_or_accepted(publish_once, refusal, f"case {case}", as_given=as_given())
-
-
-# --- review collections --------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -375,8 +361,9 @@ def review_run(write_catalog, tmp_path) -> Path:
 
 
 def test_odd_values_in_a_review_collection(review_run):
-    odd_values_in(
+    fuzzed(
         review_run / "quality-reviews.json",
+        changed=odd_values,
         seed=1,
         cases=200,
         publish_once=lambda: publish(review_run),
@@ -386,8 +373,9 @@ def test_odd_values_in_a_review_collection(review_run):
 
 
 def test_corrupted_review_collection_bytes(review_run):
-    corrupted_bytes_of(
+    fuzzed(
         review_run / "quality-reviews.json",
+        changed=corrupt_bytes,
         seed=5,
         cases=80,
         publish_once=lambda: publish(review_run),
@@ -474,8 +462,9 @@ def publish_difficulty(run_dir: Path) -> Callable[[], Any]:
 
 
 def test_odd_values_in_a_difficulty_report(difficulty_run):
-    odd_values_in(
+    fuzzed(
         difficulty_run / "difficulty.json",
+        changed=odd_values,
         seed=23,
         cases=150,
         publish_once=publish_difficulty(difficulty_run),
@@ -485,8 +474,9 @@ def test_odd_values_in_a_difficulty_report(difficulty_run):
 
 
 def test_corrupted_difficulty_report_bytes(difficulty_run):
-    corrupted_bytes_of(
+    fuzzed(
         difficulty_run / "difficulty.json",
+        changed=corrupt_bytes,
         seed=8,
         cases=100,
         publish_once=publish_difficulty(difficulty_run),
