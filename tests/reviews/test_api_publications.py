@@ -241,10 +241,11 @@ def test_publish_review_remote_uploads_and_writes_the_result(
 @pytest.mark.django_db(transaction=True)
 def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalog, tmp_path):
     """With a broker the view only queues the job; a separate worker thread imports it."""
-    import time
+    import threading
 
     redis = pytest.importorskip("redis")
     from celery.contrib.testing.worker import start_worker
+    from celery.signals import task_postrun
 
     from config.celery import app
 
@@ -257,6 +258,15 @@ def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalo
     previous = {key: app.conf[key] for key in ("broker_url", "task_always_eager", "result_backend")}
     app.conf.update(broker_url=broker, task_always_eager=False, result_backend=None)
     _drop_broker_connections(app)
+    # The test waits for the worker's task to end instead of polling the job: on SQLite the
+    # test database is shared in memory, where a read beside the worker's write makes the write
+    # fail at once ("database table is locked"; SQLite retries only file locks).
+    finished = threading.Event()
+
+    def ended(**_: object) -> None:
+        finished.set()
+
+    task_postrun.connect(ended, weak=False)
     try:
         with start_worker(app, perform_ping_check=False, pool="solo", loglevel="WARNING"):
             response = post(client_for(permitted=True), tar_gz_of(build_run(tmp_path)))
@@ -264,15 +274,12 @@ def test_upload_is_imported_by_a_celery_worker_when_a_broker_is_set(write_catalo
                 "queued",
                 "running",
             }
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline:
-                state = client_for(permitted=True).get(response.json()["url"]).json()
-                if state["status"] in {"published", "failed"}:
-                    break
-                time.sleep(0.2)
+            assert finished.wait(timeout=60), "the worker did not finish the import"
     finally:
+        task_postrun.disconnect(ended)
         app.conf.update(previous)
         _drop_broker_connections(app)
+    state = client_for(permitted=True).get(response.json()["url"]).json()
     assert state["status"] == "published", state
     assert source_row().review_id == state["result"]["review_id"]
 
