@@ -1,11 +1,9 @@
 """The CSV twin of the sources API (``/api/sources/?format=csv``): the JSON rows with the JSON field
-names as header, streamed; and the download name of a filtered view (shared with
-``/export.csv``)."""
+names as header, streamed."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
@@ -16,28 +14,6 @@ from atlas.export.csv_writer import csv_text, streamed_csv
 from atlas.export.formula_guard import guarded
 
 ROWS_PER_WRITE = 500
-FILENAME_PART = re.compile(r"[^A-Za-z0-9._-]+")
-# The filters a download name mentions, in this order (the sort and paging never change rows).
-NAMED_FILTERS = (
-    "origin", "type", "turns", "family", "benchmark", "quality", "difficulty", "difficulty_status",
-    "q", "show_bad", "show_excluded",
-)  # fmt: skip
-
-
-def export_filename(*, choices: Mapping[str, str], prefix: str = "rl-data-atlas") -> str:
-    """``rl-data-atlas.csv`` for the whole catalog, else one part per filter, e.g.
-    ``rl-data-atlas_type-RLVR_quality-good.csv``."""
-    parts = [prefix]
-    for key in NAMED_FILTERS:
-        value = str(choices.get(key) or "").strip()
-        if not value:
-            continue
-        if key in ("show_bad", "show_excluded"):
-            parts.append(key.replace("_", "-"))
-            continue
-        slug = FILENAME_PART.sub("-", value).strip("-.")[:40] or "value"
-        parts.append(f"{key}-{slug}")
-    return "_".join(parts)[:180] + ".csv"
 
 
 def cell(value: Any) -> str:

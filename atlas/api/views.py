@@ -27,9 +27,10 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from atlas.api.authentication import LockingTokenAuthentication
-from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response, export_filename
+from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response
 from atlas.api.renderers import FastJSONRenderer
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
+from atlas.export.filename import export_filename
 from atlas.filters import (
     DIFFICULTY_CHOICES,
     DIFFICULTY_STATUS_CHOICES,

@@ -10,9 +10,9 @@ from django.shortcuts import redirect, render
 from django.utils.cache import patch_vary_headers
 from django.views.decorators.http import require_GET, require_http_methods
 
-from atlas.api.csv_twin import export_filename
 from atlas.contributions import catalog_cells
 from atlas.export.csv_export import csv_response
+from atlas.export.filename import export_filename
 from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import REFRESH_REFUSED, is_curator
 from atlas.rules import labels
