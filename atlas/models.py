@@ -71,7 +71,7 @@ class Source(models.Model):
     kind = models.TextField(default="Dataset")
     canonical_source = models.TextField(null=True, blank=True)
     display_review_is_example = models.BooleanField(default=False)
-    # The tags as the CSV export writes them (atlas.export.formula_guard.export_tags).
+    # The tags as the CSV export writes them (atlas.rules.formula_guard.export_tags).
     export_tags = models.TextField(default="")
 
     objects = SourceQuerySet.as_manager()

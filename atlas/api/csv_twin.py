@@ -11,7 +11,7 @@ from django.http import StreamingHttpResponse
 from rest_framework.renderers import BaseRenderer
 
 from atlas.export.csv_writer import csv_text, streamed_csv
-from atlas.export.formula_guard import guarded
+from atlas.rules.formula_guard import guarded
 
 ROWS_PER_WRITE = 500
 

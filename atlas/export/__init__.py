@@ -1,1 +1,1 @@
-"""The CSV export of a catalog view and the formula guard every CSV the Atlas writes uses."""
+"""The CSV export of a catalog view, its download name, and the one CSV dialect and writer."""

@@ -19,8 +19,8 @@ from django.db.models.functions import Cast, Coalesce
 from django.http import StreamingHttpResponse
 
 from atlas.export.csv_writer import csv_text, streamed_csv
-from atlas.export.formula_guard import guard_sql
 from atlas.models import Source
+from atlas.rules.formula_guard import guard_sql
 
 FILENAME = "rl-data-atlas.csv"
 HEADER = (

@@ -10,8 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from atlas.export import formula_guard
-from atlas.rules import timestamps
+from atlas.rules import formula_guard, timestamps
 from atlas.rules.solve_rates import arm_rate
 from atlas.rules.vocabularies import (
     Applicability,

@@ -7,10 +7,10 @@ import pytest
 from django.conf import settings
 from django.http import QueryDict
 
-from atlas.export import formula_guard
 from atlas.export.csv_export import HEADER, copy_chunks, writer_chunks
 from atlas.filters import lenient_filterset
 from atlas.models import Source
+from atlas.rules import formula_guard
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
 pytestmark = pytest.mark.django_db
