@@ -314,6 +314,22 @@ def run_changes(*, run_id: int) -> QuerySet[SourceChange]:
     )
 
 
+def run_counts(*, run_id: int | None) -> dict[str, dict[str, int]]:
+    """``{origin: {kind: count}}`` of one sync run's history entries."""
+    if run_id is None:
+        return {}
+    counts: dict[str, dict[str, int]] = {}
+    rows = (
+        SourceChange.objects.filter(run_id=run_id, kind__in=SYNC_CHANGE_KINDS)
+        .order_by()
+        .values("origin", "kind")
+        .annotate(count=Count("*"))
+    )
+    for row in rows:
+        counts.setdefault(row["origin"], {})[row["kind"]] = row["count"]
+    return counts
+
+
 def source_history(*, source_id: str, limit: int = SOURCE_HISTORY_LIMIT) -> list[ChangeLine]:
     """One source's history, syncs and curators' actions, newest first (one query)."""
     changes = (

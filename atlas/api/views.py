@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from atlas.api.authentication import LockingTokenAuthentication
 from atlas.api.csv_twin import SourceCSVRenderer, csv_twin_response
 from atlas.api.renderers import FastJSONRenderer
-from atlas.change_log import LARGEST_RUN_ID, parse_run_id
+from atlas.change_log import LARGEST_RUN_ID, parse_run_id, run_counts
 from atlas.export.filename import export_filename
 from atlas.filters import (
     DIFFICULTY_CHOICES,
@@ -46,7 +46,7 @@ from atlas.rules import labels, timestamps
 from atlas.rules.display_state import shown
 from atlas.rules.solve_rates import ROLES as SOLVE_RATE_ROLES
 from atlas.rules.solve_rates import solve_rate_columns
-from atlas.rules.sync_words import outcome_words, run_counts
+from atlas.rules.sync_words import outcome_words
 from atlas.rules.vocabularies import (
     UNCLASSIFIED,
     Applicability,

@@ -1,15 +1,12 @@
 """What a sync changed, in words, for the curator's banner: "MarinSkyRL: 2 added, 1 changed ·
 Task Trove: unchanged" instead of revision prefixes nobody can read. The counts are the sync run's
-entries in the catalog history (``catalog_source_changes``), one grouped query."""
+entries in the catalog history, read by ``atlas.change_log.run_counts``."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from django.db.models import Count
-
-from atlas.models import SourceChange
 from atlas.rules.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
 
 KIND_WORDS = {kind: label.lower() for kind, label in ChangeKind.choices}
@@ -18,22 +15,6 @@ KIND_WORDS = {kind: label.lower() for kind, label in ChangeKind.choices}
 UNCHANGED = "unchanged"
 LOADED = "Packaged task-curation catalog loaded."
 SEPARATOR = "  ·  "
-
-
-def run_counts(*, run_id: int | None) -> dict[str, dict[str, int]]:
-    """``{origin: {kind: count}}`` of one sync run's history entries."""
-    if run_id is None:
-        return {}
-    counts: dict[str, dict[str, int]] = {}
-    rows = (
-        SourceChange.objects.filter(run_id=run_id, kind__in=SYNC_CHANGE_KINDS)
-        .order_by()
-        .values("origin", "kind")
-        .annotate(count=Count("*"))
-    )
-    for row in rows:
-        counts.setdefault(row["origin"], {})[row["kind"]] = row["count"]
-    return counts
 
 
 def origin_words(*, counts: Mapping[str, int]) -> str:
@@ -63,10 +44,11 @@ def outcome_words(
     return SEPARATOR.join([*parts, LOADED])
 
 
-def result_words(body: Mapping[str, Any]) -> str:
-    """The words of a refresh answer (a sync result, or a skipped page-open check)."""
+def result_words(body: Mapping[str, Any], *, counts: Mapping[str, Mapping[str, int]]) -> str:
+    """The words of a refresh answer (a sync result, or a skipped page-open check), with its
+    run's ``counts``."""
     return outcome_words(
         results=body.get("results") or [],
         retired_origins=body.get("retired_origins") or [],
-        counts=run_counts(run_id=body.get("run")),
+        counts=counts,
     )

@@ -20,6 +20,7 @@ from django.conf import settings
 from django.core.cache import cache
 
 from atlas import tasks
+from atlas.change_log import run_counts
 from atlas.models import Refresh, RefreshRun
 from atlas.rules.sync_words import result_words
 from atlas.services.sync import SyncRejected, sync_catalog
@@ -44,7 +45,8 @@ def _answered(result: dict[str, Any]) -> RefreshOutcome:
     """A sync result (or the busy object), with what it changed in words for the banner."""
     if result.get("busy"):
         return RefreshOutcome(OK, result)
-    return RefreshOutcome(OK, {**result, "summary": result_words(result)})
+    summary = result_words(result, counts=run_counts(run_id=result.get("run")))
+    return RefreshOutcome(OK, {**result, "summary": summary})
 
 
 def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
