@@ -15,16 +15,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from celery import shared_task
 from celery.result import EagerResult
 from django.conf import settings
 from django.core.cache import cache
 
-from atlas import tasks
 from atlas.change_log import run_counts
 from atlas.models import Refresh, RefreshRun
 from atlas.rules.sync_words import result_words
+from atlas.services.broker import send_task
 from atlas.services.sync import SyncRejected, sync_catalog
-from atlas.web.unavailable import send_task
 
 OK, QUEUED, INVALID = 200, 202, 422
 PAGE_OPEN_STATE = "atlas:page-open-sync"
@@ -60,12 +60,25 @@ def run_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOut
     return _answered(result)
 
 
+# Defined beside the service that queues it; ``atlas.tasks`` names it for Celery's autodiscovery.
+@shared_task(name="atlas.tasks.sync_catalog")
+def sync_task(force: bool = False, trigger: str = "task", user_id: int | None = None) -> dict:
+    """One sync of the configured artifact, in a worker (or in-process without a broker); an
+    artifact the sync refused is an answer (its reason and the failed run), not an error."""
+    try:
+        return sync_catalog(
+            catalog_path=settings.ATLAS_CATALOG_PATH, force=force, trigger=trigger, user_id=user_id
+        )
+    except SyncRejected as exc:
+        return {"busy": False, "error": str(exc), "run": exc.run_id}
+
+
 def queue_refresh(*, force: bool, trigger: str, user_id: int | None) -> RefreshOutcome:
     """A curator's sync from the page (opening it, or the Refresh button) as a Celery task, so a
     long forced sync never runs inside a web request; the page polls the refresh state. In-process
     (eager) runs answer at once."""
     # No broker: BrokerUnavailable (a 503 with its reason); no run was recorded, nothing waits.
-    pending = send_task(tasks.sync_catalog, force=force, trigger=trigger, user_id=user_id)
+    pending = send_task(sync_task, force=force, trigger=trigger, user_id=user_id)
     if not isinstance(pending, EagerResult):
         return RefreshOutcome(QUEUED, {"queued": True})
     result = pending.get()

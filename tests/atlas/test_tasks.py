@@ -9,7 +9,6 @@ import pytest
 
 import atlas.tasks as tasks
 from atlas.models import Refresh, RefreshRun, Source
-from atlas.services import sync as sync_service
 from config.celery import app as celery_app
 from tests.conftest import make_row
 
@@ -36,37 +35,23 @@ def test_task_is_registered_under_its_public_name():
     assert registered.name == tasks.sync_catalog.name == "atlas.tasks.sync_catalog"
 
 
-def test_task_calls_the_sync_service_with_the_configured_artifact(
-    in_process, settings, tmp_path, monkeypatch
+@pytest.mark.django_db
+def test_task_syncs_the_configured_artifact_with_its_flags(
+    in_process, settings, write_catalog, django_user_model
 ):
-    settings.ATLAS_CATALOG_PATH = tmp_path / "catalog.json"
-    calls = []
+    settings.ATLAS_CATALOG_PATH = write_catalog(ROWS)
+    curator = django_user_model.objects.create_user("curator")
+    asked = tasks.sync_catalog.delay(force=True, trigger="button", user_id=curator.pk).get()
+    bare = tasks.sync_catalog.delay().get()
 
-    def fake_service(**kwargs):
-        calls.append(kwargs)
-        return {"busy": False, "marker": len(calls)}
-
-    assert tasks.run_sync is sync_service.sync_catalog  # the same service the command uses
-    monkeypatch.setattr(tasks, "run_sync", fake_service)
-    assert tasks.sync_catalog.delay(force=True, trigger="button", user_id=7).get() == {
-        "busy": False,
-        "marker": 1,
-    }
-    assert tasks.sync_catalog.delay().get() == {"busy": False, "marker": 2}
-    assert calls == [
-        {
-            "catalog_path": tmp_path / "catalog.json",
-            "force": True,
-            "trigger": "button",
-            "user_id": 7,
-        },
-        {
-            "catalog_path": tmp_path / "catalog.json",
-            "force": False,
-            "trigger": "task",
-            "user_id": None,
-        },
+    runs = RefreshRun.objects.order_by("id").values_list(
+        "id", "trigger", "forced", "user_id", "catalog_revision"
+    )
+    assert list(runs) == [
+        (asked["run"], "button", True, curator.pk, asked["revision"]),
+        (bare["run"], "task", False, None, asked["revision"]),
     ]
+    assert sorted(Source.objects.values_list("id", flat=True)) == sorted(r["id"] for r in ROWS)
 
 
 @pytest.mark.django_db
