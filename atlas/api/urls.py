@@ -1,7 +1,7 @@
 from django.urls import path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from atlas.api import views as api
+from atlas.api import row_fields as api
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),

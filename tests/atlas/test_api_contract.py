@@ -183,7 +183,7 @@ def test_the_schema_documents_the_index_values_and_csv(client):
 def test_the_schema_and_the_rows_have_one_field_list(client, catalog):
     """api.ROW declares each field once: the OpenAPI row lists them in the rows' order, and
     every row answers each of them, in that order, with a value of the declared type."""
-    from atlas.api.views import ROW_FIELDS
+    from atlas.api.row_fields import ROW_FIELDS
 
     schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
     declared = schema["components"]["schemas"]["SourceRow"]["properties"]
