@@ -198,3 +198,4 @@ def test_the_schema_and_the_rows_have_one_field_list(client, catalog):
                 assert spec.get("nullable"), name
             elif "type" in spec:
                 assert isinstance(value, types[spec["type"]]), name
+

@@ -261,7 +261,8 @@ def test_list_rows_from_the_narrow_columns_equal_full_rows(
 ):
     """The list reads only ``ROW_COLUMNS`` as values (its JSON as text it parses); every serialised
     field must come out as from a fully loaded source, in the same order, with no further query."""
-    from atlas.api.row_fields import ROW_FIELDS, decoded, list_values, row_of_values, source_row
+    from atlas.api.row_fields import ROW_FIELDS
+    from atlas.api.row_values import decoded, list_values, row_of_values, source_row
     from atlas.models import Source
 
     seed(write_catalog, [make_row(f"MarinSkyRL:s{n}", display_name=f"s{n}") for n in range(3)])
@@ -280,7 +281,8 @@ def test_list_rows_from_the_narrow_columns_equal_full_rows(
 def test_each_row_field_is_read_from_where_row_names_it():
     """Rows are gathered by kind (columns, payload keys, solve rates, shaped values) and arranged
     in ROW's order: every field must still hold its own value, whatever its kind and place."""
-    from atlas.api.row_fields import ROW, ROW_COLUMNS, Column, Payload, Rate, row_of_values
+    from atlas.api.row_fields import ROW, Column, Payload, Rate
+    from atlas.api.row_values import ROW_COLUMNS, row_of_values
     from atlas.rules.solve_rates import ROLES
 
     summary = {"models": [{"size": role, "solved": 10 + n, "verified": 20 + n}
@@ -315,7 +317,8 @@ def test_each_row_field_is_read_from_where_row_names_it():
 def test_each_column_a_list_reads_is_one_its_rows_need():
     """The list reads ROW_COLUMNS and nothing else: changing any one of them changes the row, so
     none is read for nothing (and none a row needs is missing: it would raise KeyError)."""
-    from atlas.api.row_fields import ROW, ROW_COLUMNS, Payload, row_of_values
+    from atlas.api.row_fields import ROW, Payload
+    from atlas.api.row_values import ROW_COLUMNS, row_of_values
 
     base = {name: f"column:{name}" for name in ROW_COLUMNS}
     base.update(

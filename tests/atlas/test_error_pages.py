@@ -23,7 +23,7 @@ def test_unknown_pages_answer_html_404(client):
 
 
 def test_an_api_failure_answers_json_500(client, settings, monkeypatch):
-    from atlas.api import row_fields as api
+    from atlas.api import refresh as api
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
