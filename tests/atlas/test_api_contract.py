@@ -199,3 +199,29 @@ def test_the_schema_and_the_rows_have_one_field_list(client, catalog):
             elif "type" in spec:
                 assert isinstance(value, types[spec["type"]]), name
 
+
+def test_the_documented_list_parameters_are_the_filter_sets(client, catalog):
+    """The OpenAPI parameters of /api/sources/ are written by hand beside the filter set: they
+    name exactly its filters (plus paging and format), every documented value is accepted, and
+    every value a filter takes is documented (directly, or as a spelling rewritten to it)."""
+    from atlas.filters import SourceFilterSet, normalized_query
+
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    documented = {
+        parameter["name"]: parameter["schema"].get("enum")
+        for parameter in schema["paths"]["/api/sources/"]["get"]["parameters"]
+        if parameter["in"] == "query"
+    }
+    assert set(documented) == {*SourceFilterSet.base_filters, "page", "page_size", "format"}
+
+    fields = SourceFilterSet({}).form.fields
+    for name, enum in documented.items():
+        if enum is None:
+            continue
+        for value in enum:
+            response = client.get("/api/sources/", {name: value})
+            assert response.status_code == 200, (name, value, response.content)
+        taken = getattr(fields.get(name), "values", None)
+        if taken:
+            spelled = {normalized_query({name: value})[name] for value in enum}
+            assert set(taken) <= spelled, (name, set(taken) - spelled)
