@@ -15,6 +15,7 @@ from django.db import connection
 LOCK_NAME = "rl-data-atlas/catalog-refresh"
 # PostgreSQL advisory locks take a signed 64-bit key; derive it from the lock's name.
 ADVISORY_KEY = int.from_bytes(hashlib.sha256(LOCK_NAME.encode()).digest()[:8], "big", signed=True)
+OUTSIDE_TRANSACTION = "The catalog-refresh lock must be taken inside a transaction."
 
 
 @contextmanager
@@ -23,8 +24,12 @@ def catalog_refresh_lock() -> Iterator[bool]:
 
     Must be entered inside the sync's transaction: on PostgreSQL the advisory lock is
     transaction-scoped and released at commit or rollback. On SQLite (one machine by nature) an
-    exclusive, non-blocking file lock beside the database plays the same role.
+    exclusive, non-blocking file lock beside the database plays the same role. Entered outside
+    one, it raises ``RuntimeError`` before taking anything, on both: in autocommit PostgreSQL
+    would release the lock at the end of its own statement, and the caller would hold nothing.
     """
+    if not connection.in_atomic_block:
+        raise RuntimeError(OUTSIDE_TRANSACTION)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_try_advisory_xact_lock(%s)", [ADVISORY_KEY])

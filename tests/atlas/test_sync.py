@@ -172,6 +172,19 @@ def test_busy_lock_answers_at_once_and_writes_nothing(write_catalog):
     assert RefreshRun.objects.count() == runs_before
 
 
+@pytest.mark.django_db(transaction=True)
+def test_the_lock_refuses_to_be_taken_outside_a_transaction():
+    from django.db import transaction
+
+    from atlas.db.locks import OUTSIDE_TRANSACTION, catalog_refresh_lock
+
+    with pytest.raises(RuntimeError, match=OUTSIDE_TRANSACTION), catalog_refresh_lock():
+        pytest.fail("entered without a transaction")
+    # The refusal took nothing: the lock is free for the next transaction.
+    with transaction.atomic(), catalog_refresh_lock() as held:
+        assert held
+
+
 def test_sync_command_prints_json_and_fails_with_the_message(write_catalog, capsys, tmp_path):
     call_command("sync_catalog", "--catalog", str(write_catalog([make_row("MarinSkyRL:a")])))
     printed = json.loads(capsys.readouterr().out)
