@@ -1,1 +1,2 @@
-"""The catalog's REST API: views, the CSV twin, errors, schema, authentication, rendering."""
+"""The catalog's REST API: the sources, refresh and changes endpoints, the row, the CSV twin,
+errors, schema, authentication, rendering."""
