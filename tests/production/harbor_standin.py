@@ -1,7 +1,10 @@
 """Harbor for tests: this machine has no container provider, so the Harbor route is
 run through the real Harbor worker against a stand-in ``harbor`` library that keeps Harbor's
-trial API — ``harbor.models.trial.config`` (``TrialConfig`` and its parts) and
-``harbor.trial.trial.Trial`` (``create``, ``run``, a result with ``model_dump_json``).
+trial API — ``harbor.models.trial.config`` (``TrialConfig`` and its parts),
+``harbor.agents.factory.AgentFactory`` (the agent class, its options model and model connection)
+and ``harbor.trial.trial.Trial`` (``create``, ``run``, a result with ``model_dump_json``). As
+Harbor 0.25 does, ``create`` refuses an option the agent's options model does not declare.
+The real Harbor in a real engine is the tier under ``tests/harbor/``.
 
 The stand-in trial runs the task on this machine: its agent asks the configured endpoint once
 with the task's ``instruction.md`` and writes the answer to ``/answer`` of the trial's
@@ -34,10 +37,34 @@ FILES = {
                 self.__dict__.update(fields)
 
         class AgentConfig(_Config): pass
-        class EnvironmentConfig(_Config): pass
+
+        class EnvironmentConfig(_Config):
+            type = "stand-in"  # not Docker: no engine is asked for
         class TaskConfig(_Config): pass
         class VerifierConfig(_Config): pass
         class TrialConfig(_Config): pass
+    """,
+    "agents/__init__.py": "",
+    "agents/factory.py": """
+        class _Field:
+            alias = None
+            validation_alias = None
+
+
+        class TerminusOptions:
+            model_fields = {name: _Field() for name in
+                            ("api_base", "llm_call_kwargs", "max_turns", "store_all_messages")}
+
+
+        class Terminus:
+            options_model = TerminusOptions
+            MODEL_CONNECTION = "openai-compatible"
+
+
+        class AgentFactory:
+            @classmethod
+            def get_agent_class_from_config(cls, config):
+                return Terminus
     """,
     "trial/__init__.py": "",
     "trial/trial.py": """
@@ -65,6 +92,11 @@ FILES = {
 
             @classmethod
             async def create(cls, config):
+                from harbor.agents.factory import TerminusOptions
+
+                for option in config.agent.kwargs:
+                    if option not in TerminusOptions.model_fields:
+                        raise ValueError(f"Unknown option '{option}'.")
                 return cls(config)
 
             async def run(self):

@@ -292,7 +292,9 @@ def test_a_packed_harbor_task_runs_through_the_harbor_worker(
     assert len(cached) == 1
     events = [json.loads(line) for line in (execution / "verifier-trace.jsonl").open()]
     assert events[0]["event"] == "packed_task" and events[0]["materializer"] == materializer
-    assert events[1]["task_path"] == str(cached[0].parent)
+    start = next(event for event in events if event["event"] == "trial_start")
+    assert start["task_path"] == str(cached[0].parent)
+    assert attempt["agent_options_dropped"] == ["enable_episode_logging", "trajectory_dump_cadence"]
     index = {entry["module"] for entry in load(execution / "native-code-index.json")}
     assert "harbor.verifier.runner" in index
     assert load(output / "run.json")["packed_input_files"] == {

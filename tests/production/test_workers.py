@@ -137,8 +137,44 @@ def test_component_rewards(workers):
     for bad in ({}, {"a": 1.5}, {"a": math.nan}, {"a": True}, None):
         with pytest.raises(ValueError):
             harbor.component_verification(bad)
-    assert harbor.scalar_verification({"reward": 0.0})["score"] == 0.0
-    assert harbor.scalar_verification(None)["status"] == "unavailable"
+
+
+def trial_result(rewards=None, exception=None, **phases):
+    document = {"verifier_result": None if rewards is None else {"rewards": rewards},
+                "exception_info": exception}  # fmt: skip
+    return document | {phase: {"started_at": "2026-01-01T00:00:00Z"} for phase in phases}
+
+
+def test_harbor_verdicts_follow_marinskyrl(workers):
+    _, harbor, _ = workers
+
+    def verdict(document, components=False):
+        return harbor.harbor_verification(document=document, components=components)
+
+    zero = verdict(trial_result({"reward": 0}))
+    assert (zero["status"], zero["score"], zero["passed"]) == ("verified", 0.0, False)
+    # Passed when the score is above zero, not only at one.
+    assert verdict(trial_result({"reward": 0.25}))["passed"] is True
+    # A verdict reached before an agent timeout still counts.
+    late = verdict(trial_result({"reward": 1.0}, {"exception_type": "AgentTimeoutError"}))
+    assert late["status"] == "verified" and late["passed"] is True
+    failed = verdict(trial_result(exception={"exception_type": "VerifierTimeoutError",
+                                             "exception_message": "took too long"},
+                                  environment_setup=1, agent_setup=1, verifier=1))  # fmt: skip
+    assert failed == {
+        "status": "error", "score": None, "passed": None,
+        "reason": "verification unavailable after VerifierTimeoutError",
+        "diagnostics": {"exception_type": "VerifierTimeoutError",
+                        "exception_message": "took too long", "phase": "verifier"},
+    }  # fmt: skip
+    assert verdict(trial_result())["status"] == "unavailable"
+    malformed = verdict(trial_result({"accuracy": 1.0}))
+    assert malformed["status"] == "error"
+    assert malformed["reason"] == "Harbor verifier result is malformed"
+    assert malformed["diagnostics"]["missing_field"] == "rewards.reward"
+    with pytest.raises(ValueError, match="not finite"):
+        verdict(trial_result({"reward": math.inf}))
+    assert verdict(trial_result({"a": 1.0, "b": 0.0}), components=True)["score"] == 0.5
 
 
 def test_harbor_trial_settings(workers, tmp_path):
@@ -151,17 +187,49 @@ def test_harbor_trial_settings(workers, tmp_path):
         "config": {"harbor_agent": {"name": "terminus-2", "kwargs": {"x": 1}},
                    "max_turns": 4, "agent_timeout": 90},
     }  # fmt: skip
-    config = harbor.agent_config(data=data)
+    declared = frozenset({"x", "api_base", "llm_call_kwargs", "max_turns", "store_all_messages"})
+    config, dropped = harbor.agent_config(data=data, declared=declared, uses_model=True)
     assert config == {
         "model_name": "openai/Qwen/Q",
         "name": "terminus-2",
         "override_timeout_sec": 90.0,
         "kwargs": {"x": 1, "api_base": "http://m/v1", "llm_call_kwargs": {"top_p": 0.9},
-                   "max_turns": 4, "store_all_messages": True, "enable_episode_logging": True,
-                   "trajectory_dump_cadence": "per_turn"},
+                   "max_turns": 4, "store_all_messages": True},
     }  # fmt: skip
+    assert dropped == ["enable_episode_logging", "trajectory_dump_cadence"]
+    # A Harbor without options models passes every option on; an agent without a model
+    # connection gets no model name.
+    config, dropped = harbor.agent_config(data=data, declared=None, uses_model=False)
+    assert "model_name" not in config and dropped == []
+    assert config["kwargs"]["trajectory_dump_cadence"] == "per_turn"
     data["config"]["harbor_agent"]["name"] = "offline_terminus:OfflineTerminus2"
-    assert harbor.agent_config(data=data)["import_path"] == "offline_terminus:OfflineTerminus2"
+    config, _ = harbor.agent_config(data=data, declared=declared, uses_model=True)
+    assert config["import_path"] == "offline_terminus:OfflineTerminus2" and "name" not in config
+
+
+def test_declared_options_read_field_names_and_aliases(workers):
+    _, harbor, _ = workers
+
+    class Choices:
+        choices = ("max_turns", "episodes")
+
+    class Field:
+        def __init__(self, alias=None, validation_alias=None):
+            self.alias, self.validation_alias = alias, validation_alias
+
+    class Options:
+        model_fields = {"max_turns": Field(validation_alias=Choices()),
+                        "api_base": Field(alias="apiBase")}  # fmt: skip
+
+    class Agent:
+        options_model = Options
+
+    class Modelless:
+        options_model = None
+
+    assert harbor.declared_options(Agent) == {"max_turns", "episodes", "api_base", "apiBase"}
+    assert harbor.declared_options(Modelless) == frozenset()
+    assert harbor.declared_options(object) is None
 
 
 def test_packed_task_is_materialised(workers, tmp_path):
