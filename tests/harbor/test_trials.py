@@ -4,10 +4,13 @@ unpacked and run, and bad input ends as a named attempt error with what it left 
 
 from __future__ import annotations
 
+import json
+import subprocess
+
 import pytest
 
 from tests.harbor.tasks import CHECK_OFFLINE, task_files, write_task
-from tests.harbor.worker import harbor_task, run_worker, runtime
+from tests.harbor.worker import WORKER, harbor_task, run_worker, runtime
 from tests.production.harbor_standin import reference, task_archive, tasktrove_dataset
 
 pytestmark = [pytest.mark.harbor, pytest.mark.slow]
@@ -154,3 +157,13 @@ def test_a_packed_tasktrove_reference_is_materialised_and_run(machinery, tmp_pat
     assert instruction.read_text() == files["instruction.md"]
     start = next(event for event in events if event["event"] == "trial_start")
     assert start["task_path"] == str(instruction.parent)
+
+
+def test_the_registry_harbor_is_identified_without_a_commit(machinery):
+    probe = WORKER.with_name("harbor_identity.py")
+    done = subprocess.run([machinery.harbor_python, str(probe)], capture_output=True, text=True,
+                          check=True)  # fmt: skip
+    identity = json.loads(done.stdout)
+    assert (identity["package"], identity["version"]) == ("harbor", "0.25.0")
+    assert identity["modified"] == [] and identity["file_count"] > 100
+    assert identity["direct_url"] is None  # from the registry, not a checkout or a local path

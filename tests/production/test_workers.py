@@ -4,9 +4,13 @@ them the way their interpreter does, with their folder first on ``sys.path``."""
 from __future__ import annotations
 
 import ast
+import base64
+import hashlib
 import importlib
 import json
 import math
+import os
+import subprocess
 import sys
 from pathlib import Path
 
@@ -435,3 +439,49 @@ def test_the_runtime_summary_names_a_verified_score():
     assert runtime_summary(route="harbor", verification=error) == (
         "Native harbor verification: error. ValueError: x"
     )
+
+
+def fake_harbor_install(site: Path) -> Path:
+    """A registry-style installation: the package and its dist-info with a RECORD of hashes."""
+    files = {"harbor/__init__.py": b"VERSION = '0.25.0'\n", "harbor/verifier/verifier.py": b"x=1\n"}
+    info = site / "harbor-0.25.0.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: harbor\nVersion: 0.25.0\n")
+    (info / "INSTALLER").write_text("uv\n")
+    lines = []
+    for relative, content in files.items():
+        (site / relative).parent.mkdir(parents=True, exist_ok=True)
+        (site / relative).write_bytes(content)
+        digest = base64.urlsafe_b64encode(hashlib.sha256(content).digest()).rstrip(b"=")
+        lines.append(f"{relative},sha256={digest.decode()},{len(content)}")
+    lines += ["harbor-0.25.0.dist-info/METADATA,,", "harbor-0.25.0.dist-info/RECORD,,"]
+    (info / "RECORD").write_text("\n".join(lines) + "\n")
+    return site
+
+
+def harbor_identity(site: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(WORKERS / "harbor_identity.py")],
+        env={**os.environ, "PYTHONPATH": str(site)}, capture_output=True, text=True,
+    )  # fmt: skip
+
+
+def test_a_registry_harbor_is_identified_by_package_and_installed_files(tmp_path):
+    site = fake_harbor_install(tmp_path / "site")
+    first = json.loads(harbor_identity(site).stdout)
+    assert {k: first[k] for k in ("source", "package", "version", "installer", "direct_url")} == {
+        "source": "package", "package": "harbor", "version": "0.25.0", "installer": "uv",
+        "direct_url": None,
+    }  # fmt: skip
+    assert first["file_count"] == 3 and first["modified"] == []
+    assert "commit" not in json.dumps(first)
+    # An edited installation keeps its version but not its digest, and says which file changed.
+    (site / "harbor/verifier/verifier.py").write_bytes(b"x=2\n")
+    edited = json.loads(harbor_identity(site).stdout)
+    assert edited["version"] == "0.25.0" and edited["files_sha256"] != first["files_sha256"]
+    assert edited["modified"] == ["harbor/verifier/verifier.py"]
+
+
+def test_no_installed_harbor_is_refused(tmp_path):
+    done = harbor_identity(tmp_path)
+    assert done.returncode == 1 and "No harbor distribution is installed" in done.stderr
