@@ -42,8 +42,10 @@ def test_terminus_solves_a_task_with_the_model_server(machinery, model_server, t
     task = write_task(tmp_path / "add", task_files(image=machinery.images["debian_tmux"]))
     attempt = run_worker(
         machinery, folder=tmp_path / "run", task=harbor_task(task),
-        config=runtime(machinery, agent="terminus-2",
-                       kwargs={"record_terminal_session": False}),
+        config=runtime(machinery, agent="terminus-2", kwargs={
+            "record_terminal_session": False,
+            "model_info": {"max_input_tokens": 32768, "max_output_tokens": 512},
+        }),
         solver=model(model_server.base_url),
     )  # fmt: skip
     assert attempt.returncode == 0, attempt.stderr

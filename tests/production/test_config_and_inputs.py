@@ -377,6 +377,12 @@ def test_example_config_loads_and_holds_no_credentials(monkeypatch):
     assert config.source["format"] == "skyrl_prepared"
     assert config.source["tasks_path"] == str(example.parent / "data/gsm8k/train.parquet")
     assert config.runtime["gym_python"].startswith(os.path.expanduser("~"))
+    # What Terminus needs: the model's limits for a model litellm does not know, and a turn cap
+    # that fits agentic tasks (the reference runner allows 50).
+    assert config.runtime["max_turns"] == 50
+    model_info = config.runtime["harbor_agent"]["kwargs"]["model_info"]
+    assert set(model_info) == {"max_input_tokens", "max_output_tokens"}
+    assert model_info["max_output_tokens"] == config.model.parameters["max_tokens"]
 
 
 @pytest.mark.slow
