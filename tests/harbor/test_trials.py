@@ -167,3 +167,21 @@ def test_the_registry_harbor_is_identified_without_a_commit(machinery):
     assert (identity["package"], identity["version"]) == ("harbor", "0.25.0")
     assert identity["modified"] == [] and identity["file_count"] > 100
     assert identity["direct_url"] is None  # from the registry, not a checkout or a local path
+
+
+@pytest.mark.parametrize(("typed", "score"), [("7", 1.0), ("8", 0.0)])
+def test_saved_keystrokes_are_replayed_without_a_model(machinery, tmp_path, typed, score):
+    task = write_task(tmp_path / "add", task_files(image=machinery.images["tiny"]))
+    keystrokes = ["cd /app\n", f"echo {typed} > answer.txt\n", "C-c", "cat answer.txt\n"]
+    attempt = run_worker(
+        machinery, folder=tmp_path / "run", task=harbor_task(task),
+        config=runtime(machinery, agent="command_replay:CommandReplay",
+                       kwargs={"keystrokes": keystrokes}),
+    )  # fmt: skip
+    assert attempt.returncode == 0, attempt.stderr
+    assert attempt.verification["score"] == score
+    replay = json.loads((attempt.trial_dir() / "agent" / "command-replay.json").read_text())
+    assert replay["skipped"] == ["C-c"] and replay["return_code"] == 0
+    assert replay["stdout"].strip() == typed  # the shell kept its working directory
+    options = next(e for e in attempt.events() if e["event"] == "agent_options")
+    assert options["passed"] == ["keystrokes"] and options["model_name"] is None
