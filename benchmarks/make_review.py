@@ -160,7 +160,8 @@ def startup_seconds() -> float:
     with its format checkers (publication uses the same checks)."""
     code = (
         "import time; t = time.process_time(); "
-        "from reviews.collection_checks import shipped_validator; shipped_validator(); "
+        "from reviews.production.format.collection_checks import shipped_validator; "
+        "shipped_validator(); "
         "print(time.process_time() - t)"
     )
     done = subprocess.run(

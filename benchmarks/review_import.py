@@ -157,8 +157,8 @@ def main() -> None:
     from atlas.artifact.definitions import load_rows
     from atlas.services.sync import sync_catalog
     from benchmarks.report import Row, emit
-    from reviews.collection_checks import shipped_validator
     from reviews.models import Review
+    from reviews.production.format.collection_checks import shipped_validator
     from reviews.publication import publish_run_directory
     from tests.reviews.example_runs import EXAMPLE_PROFILES, spec_for_row, write_run_directory
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reviews.path_safety import resolved
+from reviews.production.format.path_safety import resolved
 
 ATTESTATION_PATH = "publication-execution-implementation-attestation.json"
 INCONSISTENT = "Execution implementation attestation is inconsistent"

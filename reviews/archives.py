@@ -20,8 +20,8 @@ from typing import IO
 from django.conf import settings
 
 from atlas.jsonio.json_values import printable
-from reviews.evidence_set import COLLECTION_FILE
-from reviews.path_safety import relative_form, resolves_inside
+from reviews.production.format.evidence_set import COLLECTION_FILE
+from reviews.production.format.path_safety import relative_form, resolves_inside
 
 DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_EXTRACTED_BYTES = 4 * DEFAULT_MAX_PUBLICATION_BYTES

@@ -20,9 +20,9 @@ from atlas.rules.vocabularies import ChangeKind, Quality
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
 from reviews.defect_invariant import defect_writer
-from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.links import REVIEW_NOT_FOUND
 from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.vocabularies import ReviewKind
 
 RESOLUTION_PREFIX = (

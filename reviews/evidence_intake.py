@@ -1,8 +1,8 @@
 """Evidence intake: how files of a run directory become stored artifacts, for review and
 difficulty publication alike — the one home of the artifact size limit, the check against the
 artifacts a review already holds and the bulk write of new ones. Path safety and the text and size
-rules themselves live in ``reviews.run_files`` (no Django, shared with ``make_review``); they are
-re-exported here so publication code imports one module.
+rules themselves live in ``reviews.production.format.run_files`` (no Django, shared with
+``make_review``); they are re-exported here so publication code imports one module.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from atlas.db import bulk_writes
 from reviews.models import Review, ReviewArtifact
-from reviews.run_files import (
+from reviews.production.format.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     ArtifactFile,
     RunDirectory,

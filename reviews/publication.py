@@ -24,12 +24,12 @@ from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.defects import has_open_defect
 from reviews.evidence_intake import store_new_artifacts
-from reviews.evidence_set import GRADING_CLAIM_PATH
 from reviews.models import (
     GradingBinding,
     Review,
     ReviewArtifact,
 )
+from reviews.production.format.evidence_set import GRADING_CLAIM_PATH
 from reviews.rating import derive_rating
 from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
 from reviews.vocabularies import ReviewKind

@@ -8,7 +8,7 @@ from typing import Any
 from django.conf import settings
 
 from atlas.rules.vocabularies import Quality
-from reviews.synthesis_selection import is_source_synthesis
+from reviews.production.format.synthesis_selection import is_source_synthesis
 
 DEFAULT_UNRATED_JUDGE_MODELS = ("model:Qwen/Qwen3-Coder-30B-A3B-Instruct",)
 GOOD_BLOCKING_SEVERITIES = frozenset({"medium", "high", "critical"})

@@ -23,8 +23,8 @@ from atlas.rules.labels import is_web_link
 from reviews import labels, page_sections
 from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.production.format.synthesis_selection import is_source_synthesis
 from reviews.review_heading import ReviewHeading, review_heading
-from reviews.synthesis_selection import is_source_synthesis
 from reviews.vocabularies import ReviewKind
 
 COLLECTION_PATH = "quality-reviews.json"

@@ -22,8 +22,6 @@ from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.source_ids import ABSENT_OR_INACTIVE
 from reviews.applicability import grading_claim_text
-from reviews.attestations import Bridge, find_bridge
-from reviews.collection_checks import CitedFile, CollectionRejected, check_collection
 from reviews.evidence_intake import (
     ArtifactFile,
     RunDirectory,
@@ -33,9 +31,19 @@ from reviews.evidence_intake import (
     not_text,
     text_artifact,
 )
-from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH, globbed_files
 from reviews.kinds import detect_kind, pool_role
 from reviews.models import Review, ReviewArtifact
+from reviews.production.format.attestations import Bridge, find_bridge
+from reviews.production.format.collection_checks import (
+    CitedFile,
+    CollectionRejected,
+    check_collection,
+)
+from reviews.production.format.evidence_set import (
+    COLLECTION_FILE,
+    GRADING_CLAIM_PATH,
+    globbed_files,
+)
 from reviews.rating import source_syntheses, source_synthesis
 from reviews.vocabularies import ReviewKind
 

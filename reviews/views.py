@@ -14,7 +14,7 @@ from reviews.links import (
     is_review_id,
     review_page_url,
 )
-from reviews.run_files import normalized_relative
+from reviews.production.format.run_files import normalized_relative
 from reviews.trace_viewers import render_artifact
 
 

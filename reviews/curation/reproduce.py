@@ -31,8 +31,8 @@ from reviews.curation.execution import check_checkout, local_runtime, run_cases
 from reviews.curation.progress import progress_printer
 from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedAttempt, SavedRun
-from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.production import records as production_records
+from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.production.rundir import write_json_file
 
 REPORT_FILE = "reproduction.json"

@@ -9,8 +9,12 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from reviews.collection_checks import SCHEMA_PATH, CollectionRejected, check_collection
 from reviews.curation.errors import CurationRefused
+from reviews.production.format.collection_checks import (
+    SCHEMA_PATH,
+    CollectionRejected,
+    check_collection,
+)
 from reviews.production.identity import sha256_file
 from reviews.production.rundir import (
     COLLECTION_FILE,

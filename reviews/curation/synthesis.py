@@ -32,11 +32,11 @@ from reviews.curation.saved_runs import SavedRun
 from reviews.production import records as production_records
 from reviews.production.atlas_client import AtlasClient
 from reviews.production.config import load_config
+from reviews.production.format.synthesis_selection import is_source_synthesis
 from reviews.production.identity import git
 from reviews.production.model_client import ModelClient
 from reviews.production.rundir import COLLECTION_FILE, write_json_file
 from reviews.production.synthesis import ask_coalescer, coalescer_payload
-from reviews.synthesis_selection import is_source_synthesis
 
 TOOL = "synthesise_source"
 POOL_DIR = "pool"

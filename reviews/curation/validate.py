@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.collection_checks import CollectionRejected, check_collection
 from reviews.curation import records
 from reviews.curation.atlas_row import read_atlas_row
 from reviews.curation.cases import (
@@ -37,9 +36,10 @@ from reviews.curation.progress import progress_printer
 from reviews.curation.reproduce import DEFECT_ROLE, REPORT_FILE
 from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
-from reviews.github_issues import is_github_issue_url, not_an_issue
 from reviews.production import records as production_records
 from reviews.production.atlas_client import FETCHED_FILE, AtlasClient
+from reviews.production.format.collection_checks import CollectionRejected, check_collection
+from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.production.rundir import (
     COLLECTION_FILE,
     LOCK_FILE,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from django.core.management.base import CommandError, CommandParser
 
-from reviews.evidence_set import PUBLICATION_RESULT_FILE
+from reviews.production.format.evidence_set import PUBLICATION_RESULT_FILE
 
 
 def add_review_choice(parser: CommandParser, *, id_option: str, dir_option: str, what: str) -> None:

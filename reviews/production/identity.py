@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from reviews.collection_checks import SCHEMA_PATH
 from reviews.production.errors import ReviewProductionError
+from reviews.production.format.collection_checks import SCHEMA_PATH
 
 MARINSKYRL_TREES = (
     "skyrl-gym/skyrl_gym",

@@ -19,12 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.collection_checks import (
-    SCHEMA_PATH,
-    CollectionRejected,
-    check_collection,
-    shipped_validator,
-)
 from reviews.production import records
 from reviews.production.concurrency import INTERRUPTED, interruptible, run_concurrently
 from reviews.production.config import ReviewConfig, load_config, resumable_view
@@ -34,6 +28,12 @@ from reviews.production.errors import (
     require_positive,
 )
 from reviews.production.evidence import evidence_bundle
+from reviews.production.format.collection_checks import (
+    SCHEMA_PATH,
+    CollectionRejected,
+    check_collection,
+    shipped_validator,
+)
 from reviews.production.grading import (
     check_task_verifyit,
     grading_identity,

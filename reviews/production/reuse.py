@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviews.evidence_set import ARCHIVED_PATTERN
 from reviews.production.atlas_client import AtlasClient
 from reviews.production.errors import ReviewProductionError
+from reviews.production.format.evidence_set import ARCHIVED_PATTERN
 from reviews.production.judges import JUDGE_COUNT
 from reviews.production.rundir import COLLECTION_FILE, RUN_FILE, read_json, write_json_file
 from reviews.production.sampling import Sample
@@ -353,7 +353,8 @@ def _retagged(tag: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
 
 
 def _execution_files(root: Path, execution: str) -> list[str]:
-    """The archived files of one execution folder (``reviews.evidence_set``'s names)."""
+    """The archived files of one execution folder (named by
+    ``reviews.production.format.evidence_set``)."""
     folder = root / execution
     if not folder.is_dir():
         return []

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from reviews.path_safety import resolves_inside
 from reviews.production.errors import ReviewProductionError
+from reviews.production.format.path_safety import resolves_inside
 
 PARQUET_BATCH_ROWS = 1024
 MISSING = "does not exist (or is a broken link)"
@@ -62,8 +62,8 @@ class Task:
 @dataclass(frozen=True)
 class Confinement:
     """The dataset's folder: every path a row or manifest names, and every file of a task
-    folder, must resolve (links followed) inside it (``reviews.path_safety.resolves_inside``)
-    and be a regular file or folder — a
+    folder, must resolve (links followed) inside it
+    (``reviews.production.format.path_safety.resolves_inside``) and be a regular file or folder — a
     row naming ``/home/me/.ssh`` or a link to ``/dev/zero`` is refused, never copied into a run
     or sent to a model endpoint.
 

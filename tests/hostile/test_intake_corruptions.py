@@ -33,8 +33,8 @@ from django.test import TestCase
 from atlas.models import Source
 from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
 from difficulty.reports import REPORT_PATH
-from reviews.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
+from reviews.production.format.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH
 from reviews.validation import PublicationRejected
 from reviews.vocabularies import ReviewKind
 from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID

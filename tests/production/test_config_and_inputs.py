@@ -390,7 +390,7 @@ def test_production_needs_no_django_or_database():
     """The package imports and runs its pure parts without Django settings (no Atlas database)."""
     code = (
         "import sys; import reviews.production.pipeline, reviews.production.attestations; "
-        "from reviews.collection_checks import check_schema; "
+        "from reviews.production.format.collection_checks import check_schema; "
         "assert 'django' not in sys.modules, sorted(m for m in sys.modules if 'django' in m)"
     )
     environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}

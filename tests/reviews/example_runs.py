@@ -18,8 +18,8 @@ from typing import Any
 
 from atlas.rules import timestamps
 from atlas.rules.example_notice import EXAMPLE_NOTICE
-from reviews.collection_checks import SCHEMA_PATH
-from reviews.evidence_set import COLLECTION_FILE
+from reviews.production.format.collection_checks import SCHEMA_PATH
+from reviews.production.format.evidence_set import COLLECTION_FILE
 
 EXAMPLE_COMMIT = hashlib.sha1(b"rl-data-atlas example run").hexdigest()
 EXAMPLE_TREE = hashlib.sha256(b"rl-data-atlas example python tree").hexdigest()

@@ -1,5 +1,6 @@
-"""Path safety (reviews.path_safety): the one policy for names that must stay relative and paths
-that must stay inside a folder, and the run directory's containment that goes through it."""
+"""Path safety (reviews.production.format.path_safety): the one policy for names that must stay
+relative and paths that must stay inside a folder, and the run directory's containment that goes
+through it."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from reviews.path_safety import relative_form, resolved, resolves_inside
-from reviews.run_files import RunDirectory, normalized_relative
+from reviews.production.format.path_safety import relative_form, resolved, resolves_inside
+from reviews.production.format.run_files import RunDirectory, normalized_relative
 
 
 class Refused(Exception):

@@ -135,7 +135,7 @@ def test_the_source_synthesis_is_chosen_in_one_place():
 
 def test_a_source_synthesis_is_a_synthesis_of_a_source_level_subject():
     """The one rule rating, the review page's cards and the curators' synthesis ask."""
-    from reviews.synthesis_selection import is_source_synthesis
+    from reviews.production.format.synthesis_selection import is_source_synthesis
 
     source, task = {"id": "s", "level": "source"}, {"id": "t", "level": "task"}
     assert is_source_synthesis({"method": "synthesis"}, source)

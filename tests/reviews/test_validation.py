@@ -402,7 +402,7 @@ def test_a_cited_path_no_message_could_print_is_named_escaped(source, tmp_path, 
 
 
 def test_a_json_pointer_names_a_key_no_message_could_print_escaped():
-    from reviews.collection_checks import json_pointer
+    from reviews.production.format.collection_checks import json_pointer
 
     assert json_pointer(["a/b", "k~\ud800", 0]) == "/a~1b/k~0\\ud800/0"
     assert json_pointer([]) == "/"

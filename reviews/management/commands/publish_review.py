@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviews.evidence_set import PUBLICATION_RESULT_FILE
+from reviews.production.format.evidence_set import PUBLICATION_RESULT_FILE
 from reviews.publication import PublicationConflict, publish_run_directory
 from reviews.validation import PublicationRejected
 

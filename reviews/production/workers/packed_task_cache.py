@@ -102,8 +102,8 @@ def archive_files(blob: bytes) -> dict[str, tuple[bytes, int]]:
     with tarfile.open(fileobj=io.BytesIO(raw)) as archive:
         for member in archive.getmembers():
             path = PurePosixPath(member.name.removeprefix("./"))
-            # The project's path-safety policy (reviews/path_safety.py) is out of reach in the
-            # native interpreter; these are MarinSkyRL's materialiser's own rules.
+            # The project's path-safety policy (reviews/production/format/path_safety.py) is out of
+            # reach in the native interpreter; these are MarinSkyRL's materialiser's own rules.
             if path.is_absolute() or ".." in path.parts:
                 raise PackedTaskError(f"Unsafe task archive path: {member.name!r}")
             if path.parts and path.parts[0] == "solution":

@@ -3,9 +3,10 @@ publication and by ``make_review``, which runs without an Atlas database.
 
 What a run file is — a cited path must stay inside the run directory whatever way it could escape
 (``..``, absolute paths, symbolic links, hard links to files elsewhere, other file systems mounted
-inside, FIFOs and devices; the path rules are ``reviews.path_safety``'s) — and the size and UTF-8
-limits with their messages. Callers pass the exception class their refusal is reported with. The
-database half (stored-artifact conflicts, bulk writes) is ``reviews.evidence_intake``.
+inside, FIFOs and devices; the path rules are ``reviews.production.format.path_safety``'s) — and the
+size and UTF-8 limits with their messages. Callers pass the exception class their refusal is
+reported with. The database half (stored-artifact conflicts, bulk writes) is
+``reviews.evidence_intake``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from atlas.jsonio.json_values import printable, storable_text
-from reviews.path_safety import relative_form, resolved
+from reviews.production.format.path_safety import relative_form, resolved
 
 DEFAULT_MAX_ARTIFACT_BYTES = 16 * 1024 * 1024
 
@@ -61,9 +62,10 @@ def conflicting(*, path: str) -> str:
 
 
 def normalized_relative(path: str) -> str | None:
-    """The POSIX-normalised relative form of a cited path (``reviews.path_safety.relative_form``);
-    None when it is not one, names the run itself, or holds a lone surrogate (no file name the
-    run can archive or the database store)."""
+    """The POSIX-normalised relative form of a cited path
+    (``reviews.production.format.path_safety.relative_form``); None when it is not one, names the
+    run itself, or holds a lone surrogate (no file name the run can archive or the database
+    store)."""
     normalized = relative_form(path)
     if normalized is None or normalized == "." or not storable_text(normalized):
         return None

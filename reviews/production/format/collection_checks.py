@@ -18,7 +18,7 @@ from typing import Any
 
 from atlas.jsonio.json_schemas import SchemaValidator
 from atlas.jsonio.json_values import printable
-from reviews.run_files import (
+from reviews.production.format.run_files import (
     DEFAULT_MAX_ARTIFACT_BYTES,
     RunDirectory,
     normalized_relative,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import re
 
-from reviews.run_files import RunDirectory
+from reviews.production.format.run_files import RunDirectory
 
 COLLECTION_FILE = "quality-reviews.json"
 PUBLICATION_RESULT_FILE = "atlas-publication.json"

@@ -11,7 +11,7 @@ Two checks, each asked in one way:
   ``Path.resolve()`` of the path is the folder or lies below it (``Path.is_relative_to``).
 
 What a caller adds is its own, not path safety: whether the file is regular, on the run's file
-system, with one link (``reviews.run_files``), whether its name can be stored
+system, with one link (``reviews.production.format.run_files``), whether its name can be stored
 (``atlas.jsonio.json_values.storable_text``).
 
 Standard library only: ``make_review`` and the curators' tools import it without Django. The
