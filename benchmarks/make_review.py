@@ -43,13 +43,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import Row, emit, emit_against_ideal, emit_limit  # noqa: E402
-from reviews.production.hosts import (  # noqa: E402
+from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
+from reviews.production.runtime.hosts import (  # noqa: E402
     BYTECODE_CACHE_ENV,
     AttemptHosts,
     native_bytecode_cache,
 )
-from reviews.production.launcher import host_spec, worker_route  # noqa: E402
-from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
+from reviews.production.runtime.launcher import host_spec, worker_route  # noqa: E402
 from tests.model_server import approximate_tokens  # noqa: E402
 from tests.production.conftest import (  # noqa: E402
     build_checkout,

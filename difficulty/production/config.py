@@ -15,7 +15,7 @@ from typing import Any
 
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.registry import ROLE_SIZES, Protocol
-from reviews.production.config import (
+from reviews.production.runtime.config import (
     ProductionConfig,
     checked_api_key_env,
     checked_retries,

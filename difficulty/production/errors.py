@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reviews.production.errors import ReviewProductionError, UsageError
+from reviews.production.runtime.errors import ReviewProductionError, UsageError
 
 DifficultyProductionError = ReviewProductionError
 

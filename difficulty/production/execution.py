@@ -11,24 +11,26 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import reviews.production
-from reviews.production.hosts import AttemptHosts
-from reviews.production.identity import (
+from reviews.production.runtime.hosts import AttemptHosts
+from reviews.production.runtime.identity import (
     HARBOR_TREES,
     MARINSKYRL_TREES,
     checkout_identity,
     sha256_file,
+    wing_hashes,
 )
-from reviews.production.launcher import WorkerTimeout, attempt_path, run_attempt
-from reviews.production.rundir import read_json, write_json_file
-from reviews.production.sampling import Sample, sample_tasks
-from reviews.production.tasks import HARBOR_ROUTE, Task, read_tasks
+from reviews.production.runtime.launcher import WorkerTimeout, attempt_path, run_attempt
+from reviews.production.runtime.rundir import read_json, write_json_file
+from reviews.production.runtime.sampling import Sample, sample_tasks
+from reviews.production.runtime.tasks import HARBOR_ROUTE, Task, read_tasks
 
 ROOTS = ("load_sample", "launch_attempt", "code_identity")
 ARMS_DIR = "difficulty"
 PACKAGE_DIR = Path(__file__).resolve().parent
 COMMAND_MODULE = PACKAGE_DIR.parent / "management" / "commands" / "make_difficulty.py"
-RUNTIME_PACKAGE_DIR = Path(reviews.production.__file__).resolve().parent
+# The rooms of make_review's wing that make_difficulty runs: its runtime, the run-directory
+# contract and the native workers.
+RUNTIME_ROOMS = ("format", "runtime", "workers")
 
 
 def load_sample(*, source: dict[str, Any], n: int, seed: int) -> Sample:
@@ -124,11 +126,8 @@ def code_identity(*, runtime: dict[str, Any], tasks: tuple[Task, ...]) -> dict[s
 def implementation_hashes() -> dict[str, str]:
     """Whole-file SHA-256 of make_difficulty, its package and the shared runtime."""
     hashes = {"make_difficulty.py": sha256_file(COMMAND_MODULE)}
-    for prefix, folder in (
-        ("difficulty_production", PACKAGE_DIR),
-        ("review_runtime", RUNTIME_PACKAGE_DIR),
-    ):
-        for path in sorted(folder.rglob("*.py")):
-            if "__pycache__" not in path.parts:
-                hashes[f"{prefix}/{path.relative_to(folder).as_posix()}"] = sha256_file(path)
-    return hashes
+    for path in sorted(PACKAGE_DIR.rglob("*.py")):
+        if "__pycache__" not in path.parts:
+            relative = path.relative_to(PACKAGE_DIR).as_posix()
+            hashes[f"difficulty_production/{relative}"] = sha256_file(path)
+    return {**hashes, **wing_hashes(rooms=RUNTIME_ROOMS)}

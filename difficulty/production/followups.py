@@ -20,7 +20,7 @@ from difficulty.production.errors import DifficultyProductionError, UsageError
 from difficulty.registry import ROLE_SIZES, Protocol
 from difficulty.reports import REPORT_PATH
 from difficulty.wilson import wilson_95
-from reviews.production.rundir import json_text, read_json, write_text_file
+from reviews.production.runtime.rundir import json_text, read_json, write_text_file
 
 KINDS = ("generation_setting", "alternate_checkpoint")
 CHECKPOINT_KEYS = ("model", "revision")

@@ -22,7 +22,7 @@ from typing import Any
 from difficulty.attestation import SCOPE_NOTE
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.production.execution import ROOTS
-from reviews.production.identity import sha256_file
+from reviews.production.runtime.identity import sha256_file
 
 SCHEMA_VERSION = 1
 IMPORT_SCOPE_NOTE = (

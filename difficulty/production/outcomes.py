@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from difficulty.wilson import wilson_95
-from reviews.production.tasks import Task
+from reviews.production.runtime.tasks import Task
 
 LENGTH = "length"
 COUNTING_RULE = (

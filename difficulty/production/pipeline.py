@@ -42,15 +42,15 @@ from difficulty.production.report import (
 from difficulty.production.resume import check_or_record_identity
 from difficulty.registry import ROLE_SIZES, Protocol, get_registry
 from difficulty.reports import CONTEXT_PATH, REPORT_PATH
-from reviews.production.concurrency import run_concurrently
-from reviews.production.errors import CHECKOUT_REQUIRED, require_positive
-from reviews.production.grading import grading_identity
-from reviews.production.hosts import AttemptHosts, native_bytecode_cache
-from reviews.production.identity import round_trip, sha256_file
-from reviews.production.launcher import GRACE_SECONDS, Interrupted, start_hosts
-from reviews.production.model_client import CallStats
-from reviews.production.progress import Progress
-from reviews.production.rundir import (
+from reviews.production.runtime.concurrency import run_concurrently
+from reviews.production.runtime.errors import CHECKOUT_REQUIRED, require_positive
+from reviews.production.runtime.grading import grading_identity
+from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
+from reviews.production.runtime.identity import round_trip, sha256_file
+from reviews.production.runtime.launcher import GRACE_SECONDS, Interrupted, start_hosts
+from reviews.production.runtime.model_client import CallStats
+from reviews.production.runtime.progress import Progress
+from reviews.production.runtime.rundir import (
     RunLock,
     json_text,
     prepare_output,
@@ -58,7 +58,7 @@ from reviews.production.rundir import (
     write_json_file,
     write_text_file,
 )
-from reviews.production.sampling import Sample
+from reviews.production.runtime.sampling import Sample
 
 DEFAULT_JOBS = 4
 

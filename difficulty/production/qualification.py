@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 from difficulty.eligibility import Standing, refusal
 from difficulty.production.errors import DifficultyProductionError
-from reviews.production.bounded_http import CallFailed, fetch_json
+from reviews.production.runtime.bounded_http import CallFailed, fetch_json
 
 ROW_TIMEOUT_SECONDS = 30.0
 # One source row is a few kilobytes; anything far larger is not the Atlas answering.

@@ -12,8 +12,8 @@ from difficulty.baseline import derived_counts, judge_labels
 from difficulty.production.config import DifficultyConfig, Endpoint
 from difficulty.production.outcomes import COUNTING_RULE, arm_counts, generation_qc
 from difficulty.registry import Protocol
-from reviews.production.sampling import Sample
-from reviews.production.tasks import Task
+from reviews.production.runtime.sampling import Sample
+from reviews.production.runtime.tasks import Task
 
 SAMPLING_METHOD = "Seeded reservoir sampling without replacement over local input rows"
 SHARED_SAMPLE_NOTE = (

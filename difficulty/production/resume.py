@@ -11,7 +11,7 @@ from difficulty.attestation import ATTESTATION_PATH
 from difficulty.production import execution
 from difficulty.production.errors import DifficultyProductionError
 from difficulty.production.implementation_attestation import attest_execution
-from reviews.production.rundir import read_json, write_json_file
+from reviews.production.runtime.rundir import read_json, write_json_file
 
 IDENTITY_FILE = "difficulty/run.json"
 ORIGINAL_EXECUTION_COPY = "difficulty/implementation/execution.py"

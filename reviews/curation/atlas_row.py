@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.curation.errors import CurationRefused, UsageError
-from reviews.production.atlas_client import AtlasClient
+from reviews.production.runtime.atlas_client import AtlasClient
 
 
 def read_atlas_row(

@@ -1,6 +1,6 @@
 """Running cases through the native worker: the same launcher, worker script, interpreter and
-checkout a review uses (``reviews.production.launcher``), with the solver's turns answered by the
-replay endpoint instead of a model.
+checkout a review uses (``reviews.production.runtime.launcher``), with the solver's turns answered
+by the replay endpoint instead of a model.
 
 Each case gets its own task folder of the case run directory (``tasks/NNNN/execution-NNN``, the
 layout ``make_review`` writes, so the publisher archives the same execution files) and a
@@ -19,13 +19,13 @@ from reviews.curation.cases import Case, Observation
 from reviews.curation.errors import CurationRefused
 from reviews.curation.replay import REPLAY_MODEL, ReplayServer
 from reviews.curation.saved_runs import SavedAttempt
-from reviews.production.config import read_config_document, resolve_runtime
-from reviews.production.errors import CHECKOUT_REQUIRED, ReviewProductionError
-from reviews.production.hosts import AttemptHosts, native_bytecode_cache
-from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
-from reviews.production.launcher import GRACE_SECONDS, Interrupted, run_attempt
-from reviews.production.rundir import task_folder, write_json_file
-from reviews.production.tasks import HARBOR_ROUTE, RECORD_FIELDS, Task
+from reviews.production.runtime.config import read_config_document, resolve_runtime
+from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
+from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
+from reviews.production.runtime.identity import MARINSKYRL_TREES, checkout_identity
+from reviews.production.runtime.launcher import GRACE_SECONDS, Interrupted, run_attempt
+from reviews.production.runtime.rundir import task_folder, write_json_file
+from reviews.production.runtime.tasks import HARBOR_ROUTE, RECORD_FIELDS, Task
 
 REPLAY_FILE = "replay.json"
 # What a saved input's runtime may not bring from the machine that recorded it: where the

@@ -20,7 +20,7 @@ from typing import Any
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.curation.cases import Observation
 from reviews.production import records
-from reviews.production.tasks import HARBOR_ROUTE
+from reviews.production.runtime.tasks import HARBOR_ROUTE
 
 CASE_FILES = (
     "attempt.json", "input.json", "replay.json", "verifier-trace.jsonl", "solver-trace.json",

@@ -33,7 +33,7 @@ from reviews.curation.rundirs import checked_new, finish, new_output, write_run_
 from reviews.curation.saved_runs import SavedAttempt, SavedRun
 from reviews.production import records as production_records
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
-from reviews.production.rundir import write_json_file
+from reviews.production.runtime.rundir import write_json_file
 
 REPORT_FILE = "reproduction.json"
 SEVERITIES = ("low", "medium", "high", "critical")

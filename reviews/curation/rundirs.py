@@ -15,8 +15,8 @@ from reviews.production.format.collection_checks import (
     CollectionRejected,
     check_collection,
 )
-from reviews.production.identity import sha256_file
-from reviews.production.rundir import (
+from reviews.production.runtime.identity import sha256_file
+from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
     MANIFEST_FILE,
     RUN_FILE,

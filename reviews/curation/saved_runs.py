@@ -12,7 +12,7 @@ from typing import Any
 
 from reviews.curation.errors import CurationRefused
 from reviews.production.format.run_files import normalized_relative
-from reviews.production.rundir import COLLECTION_FILE, RUN_FILE, read_json
+from reviews.production.runtime.rundir import COLLECTION_FILE, RUN_FILE, read_json
 
 FETCHED_FILE = "atlas-review.json"
 PUBLISHED_FILE = "atlas-publication.json"

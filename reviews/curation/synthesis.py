@@ -30,12 +30,12 @@ from reviews.curation.errors import CurationRefused, UsageError
 from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import SavedRun
 from reviews.production import records as production_records
-from reviews.production.atlas_client import AtlasClient
-from reviews.production.config import load_config
 from reviews.production.format.synthesis_selection import is_source_synthesis
-from reviews.production.identity import git
-from reviews.production.model_client import ModelClient
-from reviews.production.rundir import COLLECTION_FILE, write_json_file
+from reviews.production.runtime.atlas_client import AtlasClient
+from reviews.production.runtime.config import load_config
+from reviews.production.runtime.identity import git
+from reviews.production.runtime.model_client import ModelClient
+from reviews.production.runtime.rundir import COLLECTION_FILE, write_json_file
 from reviews.production.synthesis import ask_coalescer, coalescer_payload
 
 TOOL = "synthesise_source"

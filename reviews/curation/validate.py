@@ -37,10 +37,10 @@ from reviews.curation.reproduce import DEFECT_ROLE, REPORT_FILE
 from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
 from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
 from reviews.production import records as production_records
-from reviews.production.atlas_client import FETCHED_FILE, AtlasClient
 from reviews.production.format.collection_checks import CollectionRejected, check_collection
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
-from reviews.production.rundir import (
+from reviews.production.runtime.atlas_client import FETCHED_FILE, AtlasClient
+from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
     LOCK_FILE,
     MANIFEST_FILE,

@@ -9,8 +9,8 @@ from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
-from reviews.production.errors import ReviewProductionError, UsageError
-from reviews.production.terminal import shown
+from reviews.production.runtime.errors import ReviewProductionError, UsageError
+from reviews.production.runtime.terminal import shown
 
 
 class ProgressStream:

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from atlas.artifact import input_counts
-from reviews.production.errors import ReviewProductionError
-from reviews.production.rundir import RUN_FILE, read_json, write_json_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.rundir import RUN_FILE, read_json, write_json_file
 
 # The registry of sources and their verifiers, a file of the MarinSkyRL checkout.
 REGISTRY_FILE = "infra/rl_data/sources.py"

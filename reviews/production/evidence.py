@@ -4,13 +4,13 @@ accounted for, within ``--max-evidence-bytes``."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.rundir import read_json
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.prompt_room import json_size
+from reviews.production.runtime.rundir import read_json
 
 UNCALLED_REASON = (
     "Imported module was not called during this attempt; full source retained in artifacts."
@@ -29,10 +29,6 @@ ATTEMPT_REASON = "The attempt record, given in full as native_outcome; retained 
 # Captured native modules: the code every attempt of a route calls, shown once per prompt
 # under route_code with paths relative to the execution directory.
 ROUTE_CODE_DIR = "native-code/"
-
-
-def json_size(value: Any) -> int:
-    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
 
 def evidence_bundle(*, run_dir: Path, execution_path: str, max_bytes: int) -> list[dict[str, Any]]:

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.evidence import json_size, split_route_code
-from reviews.production.model_client import ModelClient, dumps, stage_label
+from reviews.production.evidence import split_route_code
 from reviews.production.opinions import Citations, opinion_schema, run_stage
-from reviews.production.prompt_room import UNBOUNDED, PromptRoom, Room
-from reviews.production.rundir import write_json_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.model_client import ModelClient, dumps, stage_label
+from reviews.production.runtime.prompt_room import UNBOUNDED, PromptRoom, Room, json_size
+from reviews.production.runtime.rundir import write_json_file
 
 JUDGE_COUNT = 3
 SEGMENT_SCOPE = "One segment of a complete task-evidence review"

@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 from atlas.jsonio.json_schemas import SchemaValidator
-from reviews.production.errors import ReviewProductionError
 from reviews.production.format.collection_checks import SCHEMA_PATH, json_pointer
-from reviews.production.model_client import ModelClient, chat_body, stage_label
-from reviews.production.prompt_room import output_tokens_of
-from reviews.production.rundir import read_json, write_json_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.model_client import ModelClient, chat_body, stage_label
+from reviews.production.runtime.prompt_room import output_tokens_of
+from reviews.production.runtime.rundir import read_json, write_json_file
 
 FENCED = re.compile(r"```(?:json|JSON)?\s*(.*?)\s*```", re.DOTALL)
 TAG_NAMESPACE = "^[a-z][a-z0-9_-]*$"

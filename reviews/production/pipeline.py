@@ -20,13 +20,6 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from reviews.production import records
-from reviews.production.concurrency import INTERRUPTED, interruptible, run_concurrently
-from reviews.production.config import ReviewConfig, load_config, resumable_view
-from reviews.production.errors import (
-    CHECKOUT_REQUIRED,
-    ReviewProductionError,
-    require_positive,
-)
 from reviews.production.evidence import evidence_bundle
 from reviews.production.format.collection_checks import (
     SCHEMA_PATH,
@@ -34,14 +27,30 @@ from reviews.production.format.collection_checks import (
     check_collection,
     shipped_validator,
 )
-from reviews.production.grading import (
+from reviews.production.judges import (
+    CONSOLIDATION_PROMPT,
+    JUDGE_COUNT,
+    JUDGE_PROMPT,
+    JudgeOutcome,
+    judge_payload,
+    run_judge,
+)
+from reviews.production.reuse import REUSE_FILE, ReusePlan, reuse_sources
+from reviews.production.runtime.concurrency import INTERRUPTED, interruptible, run_concurrently
+from reviews.production.runtime.config import ReviewConfig, load_config, resumable_view
+from reviews.production.runtime.errors import (
+    CHECKOUT_REQUIRED,
+    ReviewProductionError,
+    require_positive,
+)
+from reviews.production.runtime.grading import (
     check_task_verifyit,
     grading_identity,
     single_verifyit,
     verifyit_pin,
 )
-from reviews.production.hosts import AttemptHosts, native_bytecode_cache
-from reviews.production.identity import (
+from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
+from reviews.production.runtime.identity import (
     HARBOR_TREES,
     MARINSKYRL_TREES,
     checkout_identity,
@@ -53,25 +62,16 @@ from reviews.production.identity import (
     sha256_file,
     snapshot_id,
 )
-from reviews.production.judges import (
-    CONSOLIDATION_PROMPT,
-    JUDGE_COUNT,
-    JUDGE_PROMPT,
-    JudgeOutcome,
-    judge_payload,
-    run_judge,
-)
-from reviews.production.launcher import (
+from reviews.production.runtime.launcher import (
     GRACE_SECONDS,
     Interrupted,
     attempt_path,
     run_attempt,
     start_hosts,
 )
-from reviews.production.model_client import ModelClient
-from reviews.production.progress import Progress
-from reviews.production.reuse import REUSE_FILE, ReusePlan, reuse_sources
-from reviews.production.rundir import (
+from reviews.production.runtime.model_client import ModelClient
+from reviews.production.runtime.progress import Progress
+from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
     MANIFEST_FILE,
     PANEL_FILE,
@@ -85,9 +85,9 @@ from reviews.production.rundir import (
     write_json_file,
     write_text_file,
 )
-from reviews.production.sampling import Sample, sample_tasks
+from reviews.production.runtime.sampling import Sample, sample_tasks
+from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task, read_tasks
 from reviews.production.synthesis import Synthesis, run_coalescer
-from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task, read_tasks
 
 DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
 MISSING_REVISION = (
@@ -715,7 +715,7 @@ class _Run:
 
 
 def records_json(collection: dict[str, Any]) -> str:
-    from reviews.production.rundir import json_text
+    from reviews.production.runtime.rundir import json_text
 
     return json_text(collection)
 

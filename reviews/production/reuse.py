@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviews.production.atlas_client import AtlasClient
-from reviews.production.errors import ReviewProductionError
 from reviews.production.format.evidence_set import ARCHIVED_PATTERN
 from reviews.production.judges import JUDGE_COUNT
-from reviews.production.rundir import COLLECTION_FILE, RUN_FILE, read_json, write_json_file
-from reviews.production.sampling import Sample
-from reviews.production.tasks import Task
+from reviews.production.runtime.atlas_client import AtlasClient
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.rundir import COLLECTION_FILE, RUN_FILE, read_json, write_json_file
+from reviews.production.runtime.sampling import Sample
+from reviews.production.runtime.tasks import Task
 
 REUSE_FILE = "reuse.json"
 REUSED_DIR = "reused"

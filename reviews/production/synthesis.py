@@ -15,11 +15,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.model_client import ModelClient, dumps
 from reviews.production.opinions import Citations, OutputRejected, run_stage, synthesis_schema
-from reviews.production.prompt_room import UNBOUNDED, PromptRoom
-from reviews.production.rundir import LOCK_FILE, write_json_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.model_client import ModelClient, dumps
+from reviews.production.runtime.prompt_room import UNBOUNDED, PromptRoom
+from reviews.production.runtime.rundir import LOCK_FILE, write_json_file
 
 COALESCER_PROMPT = """You combine independent reviews of an RL data source into syntheses. The user
 message holds the review collection: subjects, execution provenance, and every runtime and judge

@@ -12,7 +12,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from atlas.services.sync import sync_catalog
-from reviews.production.rundir import json_text
+from reviews.production.runtime.rundir import json_text
 from reviews.work_queue import need_queryset
 from tests.hostile.conftest import fingerprint
 from tests.production.conftest import SOURCE_ID, git

@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import load_config
-from reviews.production.credentials import CREDENTIALS_MESSAGE, redacted
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.config import load_config
+from reviews.production.runtime.credentials import CREDENTIALS_MESSAGE, redacted
+from reviews.production.runtime.errors import ReviewProductionError
 from tests.model_server import Reply
 from tests.production.conftest import (  # noqa: F401 - the production fixtures
     API_KEY,

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.sampling import sample_tasks
-from reviews.production.tasks import read_tasks
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.sampling import sample_tasks
+from reviews.production.runtime.tasks import read_tasks
 from tests.production.conftest import (  # noqa: F401 - the production fixtures
     api_key,
     checkout,
@@ -297,7 +297,7 @@ def test_a_saved_task_record_cannot_set_its_own_confinement(tmp_path):
     only: the confinement is set by the dataset's reader, never by the record."""
     from reviews.curation.execution import replay_task
     from reviews.curation.saved_runs import SavedAttempt
-    from reviews.production.tasks import Confinement, Task
+    from reviews.production.runtime.tasks import Confinement, Task
 
     task = Task(
         id="t", route="skyrl_gym", repository="r", dataset_revision=None, source_id="s",

@@ -9,7 +9,7 @@ import unicodedata
 
 import pytest
 
-from reviews.production.terminal import shown
+from reviews.production.runtime.terminal import shown
 from tests.model_server import Reply
 from tests.production.conftest import (  # noqa: F401 - the production fixtures
     api_key,

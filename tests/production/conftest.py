@@ -26,7 +26,7 @@ from reviews.examples.marinskyrl import (  # noqa: F401 - shared with the demo a
     gsm8k_rows,
     write_parquet,
 )
-from reviews.production.hosts import BYTECODE_CACHE_ENV
+from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV
 from tests.model_server import ModelServer
 from tests.production.review_model import ReviewModel
 

@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
-from reviews.production.launcher import start_hosts
-from reviews.production.tasks import GYM_ROUTE
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
+from reviews.production.runtime.launcher import start_hosts
+from reviews.production.runtime.tasks import GYM_ROUTE
 from tests.production.helpers import load, make_review
 from tests.production.test_launcher_and_client import TASK, alive, attempt, runtime_with
 

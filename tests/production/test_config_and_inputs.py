@@ -13,16 +13,16 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import load_config, resumable_view
-from reviews.production.errors import ReviewProductionError
-from reviews.production.identity import (
+from reviews.production.runtime.config import load_config, resumable_view
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.identity import (
     MARINSKYRL_TREES,
     checkout_identity,
     implementation_hashes,
     snapshot_id,
 )
-from reviews.production.sampling import sample_tasks
-from reviews.production.tasks import Task, read_rows, read_tasks
+from reviews.production.runtime.sampling import sample_tasks
+from reviews.production.runtime.tasks import Task, read_rows, read_tasks
 from tests.production.conftest import gsm8k_rows, write_parquet
 
 
@@ -405,8 +405,8 @@ def test_production_needs_no_django_or_database():
 
 
 def test_progress_redraws_one_line_on_a_terminal():
-    from reviews.production.model_client import CallStats
-    from reviews.production.progress import Progress
+    from reviews.production.runtime.model_client import CallStats
+    from reviews.production.runtime.progress import Progress
 
     class Terminal(io.StringIO):
         def isatty(self) -> bool:

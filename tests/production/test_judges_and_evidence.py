@@ -9,17 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import ModelConfig
-from reviews.production.errors import ReviewProductionError
 from reviews.production.evidence import (
     ATTEMPT_REASON,
     UNCALLED_REASON,
     WORKER_INPUT_REASON,
     evidence_bundle,
-    json_size,
 )
 from reviews.production.judges import judge_payload, run_judge, task_identity
-from reviews.production.model_client import ModelClient, dumps
 from reviews.production.opinions import (
     Citations,
     OutputRejected,
@@ -27,8 +23,16 @@ from reviews.production.opinions import (
     parse_answer,
     run_stage,
 )
-from reviews.production.prompt_room import SEGMENT_LIMIT_BYTES, TEMPLATE_TOKENS, estimated_tokens
 from reviews.production.records import source_subject
+from reviews.production.runtime.config import ModelConfig
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.model_client import ModelClient, dumps
+from reviews.production.runtime.prompt_room import (
+    SEGMENT_LIMIT_BYTES,
+    TEMPLATE_TOKENS,
+    estimated_tokens,
+    json_size,
+)
 from tests.model_server import ModelServer, completion, prompt_tokens
 from tests.production.helpers import load, make_review
 from tests.production.review_model import ReviewModel, opinion, request_kind

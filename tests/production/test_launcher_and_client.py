@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.config import STRUCTURED_OUTPUT_KEYS, ModelConfig
-from reviews.production.errors import ReviewProductionError, UsageError, require_positive
-from reviews.production.launcher import run_attempt, worker_route
-from reviews.production.model_client import ModelClient, ModelRefused, chat_body
-from reviews.production.tasks import Task
+from reviews.production.runtime.config import STRUCTURED_OUTPUT_KEYS, ModelConfig
+from reviews.production.runtime.errors import ReviewProductionError, UsageError, require_positive
+from reviews.production.runtime.launcher import run_attempt, worker_route
+from reviews.production.runtime.model_client import ModelClient, ModelRefused, chat_body
+from reviews.production.runtime.tasks import Task
 from tests.model_server import ModelServer, Reply, completion, requested_dialect
 
 pytestmark = pytest.mark.slow

@@ -12,14 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.grading import (
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.grading import (
     build_grading_manifest,
     grading_identity,
     manifest_revision,
     single_verifyit,
 )
-from reviews.production.identity import MARINSKYRL_TREES, checkout_identity
+from reviews.production.runtime.identity import MARINSKYRL_TREES, checkout_identity
 from tests.production.conftest import (
     DATASET_REVISION,
     SOURCE_ID,

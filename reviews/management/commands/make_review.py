@@ -15,13 +15,13 @@ from reviews.production.attestations import (
     attest_dataset_revision,
     attest_native_revision,
 )
-from reviews.production.errors import UsageError
 from reviews.production.pipeline import (
     DEFAULT_JOBS,
     DEFAULT_MAX_EVIDENCE_BYTES,
     RunOptions,
     make_review,
 )
+from reviews.production.runtime.errors import UsageError
 
 
 class Command(BaseCommand):

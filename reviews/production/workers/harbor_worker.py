@@ -53,8 +53,8 @@ class EngineUnavailable(Exception):
 
 class ReviewRuleError(Exception):
     """A configuration the review must refuse, in the words of the review config's own check
-    (``reviews/production/config.py``, which this native-interpreter script cannot import); the
-    worker prints the message to stderr and exits 2."""
+    (``reviews/production/runtime/config.py``, which this native-interpreter script cannot import);
+    the worker prints the message to stderr and exits 2."""
 
 
 def trial_name(*, execution_dir: Path) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from difficulty.production.pipeline import DifficultyOptions
 from difficulty.production.pipeline import make_difficulty as run_make_difficulty
-from reviews.production.launcher import GYM_WORKER
+from reviews.production.runtime.launcher import GYM_WORKER
 from tests.difficulty.production.conftest import SOURCE_ID
 from tests.production.test_attempt_hosts import wait_dead
 

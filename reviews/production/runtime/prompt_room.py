@@ -21,9 +21,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from reviews.production.bounded_http import BoundedHttp, CallFailed
-from reviews.production.config import ModelConfig
-from reviews.production.evidence import json_size
+from reviews.production.runtime.bounded_http import BoundedHttp, CallFailed
+from reviews.production.runtime.config import ModelConfig
 
 SEGMENT_LIMIT_BYTES = 48_000
 # The chat template's own tokens around a system and a user message (role markers, separators).
@@ -52,6 +51,11 @@ def output_tokens_of(parameters: dict[str, Any]) -> int | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
     return None
+
+
+def json_size(value: Any) -> int:
+    """The UTF-8 bytes of ``value`` as JSON: a prompt's size when the context is unknown."""
+    return len(json.dumps(value, ensure_ascii=False).encode("utf-8"))
 
 
 @dataclass(frozen=True)

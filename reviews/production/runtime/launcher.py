@@ -21,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.concurrency import tracked_group
-from reviews.production.errors import CHECKOUT_REQUIRED, ReviewProductionError
-from reviews.production.hosts import GYM_WARM_MODULES, AttemptHosts, HostSpec, hosted
-from reviews.production.rundir import task_folder, write_json_file
-from reviews.production.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
+from reviews.production.runtime.concurrency import tracked_group
+from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
+from reviews.production.runtime.hosts import GYM_WARM_MODULES, AttemptHosts, HostSpec, hosted
+from reviews.production.runtime.rundir import task_folder, write_json_file
+from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
 
-WORKERS_DIR = Path(__file__).resolve().parent / "workers"
+# The native workers are a room of the wing beside this one.
+WORKERS_DIR = Path(__file__).resolve().parent.parent / "workers"
 GYM_WORKER = str(WORKERS_DIR / "gym_worker.py")
 GRACE_SECONDS = 15.0
 POLL_SECONDS = 0.05

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.errors import ReviewProductionError
 
 LOCK_FILE = ".run.lock"
 RUN_FILE = "run.json"
@@ -85,7 +85,7 @@ def prepare_output(*, output: Path, resume: bool) -> None:
 
 def artifact_manifest(*, run_dir: Path) -> dict[str, Any]:
     """``{files: [{path, bytes, sha256}]}`` for every file but the lock and the manifest itself."""
-    from reviews.production.identity import sha256_file
+    from reviews.production.runtime.identity import sha256_file
 
     files = []
     for root, dirs, names in os.walk(run_dir):

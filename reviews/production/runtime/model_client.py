@@ -26,13 +26,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviews.production.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
-from reviews.production.config import ModelConfig
-from reviews.production.credentials import redacted
-from reviews.production.errors import ReviewProductionError
-from reviews.production.launcher import Interrupted
-from reviews.production.prompt_room import PromptRoom, discover
-from reviews.production.rundir import write_json_file
+from reviews.production.runtime.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
+from reviews.production.runtime.config import ModelConfig
+from reviews.production.runtime.credentials import redacted
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.launcher import Interrupted
+from reviews.production.runtime.prompt_room import PromptRoom, discover
+from reviews.production.runtime.rundir import write_json_file
 
 CALL_DIR = re.compile(r"^call-(\d{3,})$")
 RETRIED_STATUSES = frozenset({429, 500, 502, 503, 504})

@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import httpx
 
-from reviews.production.errors import ReviewProductionError
 from reviews.production.format.run_files import normalized_relative
-from reviews.production.rundir import write_json_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.rundir import write_json_file
 
 TIMEOUT_SECONDS = 30.0
 # An artifact is at most ATLAS_MAX_ARTIFACT_BYTES (16 MiB by default) on the Atlas; a larger

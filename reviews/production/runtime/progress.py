@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
-from reviews.production.model_client import CallStats
-from reviews.production.terminal import shown
+from reviews.production.runtime.model_client import CallStats
+from reviews.production.runtime.terminal import shown
 
 TERMINAL_TICK_SECONDS = 1.0
 LOG_TICK_SECONDS = 30.0

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator, Sequence
 from types import FrameType
 from typing import TypeVar
 
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.errors import ReviewProductionError
 
 INTERRUPTED = "Interrupted; saved files remain in place. Run again with --resume to finish."
 FORCED = "Interrupted again: stopping now; saved files remain in place. Run again with --resume."

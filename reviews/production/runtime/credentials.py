@@ -27,7 +27,7 @@ from collections.abc import Iterator
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.errors import ReviewProductionError
 
 CREDENTIALS_MESSAGE = "Put credentials in environment variables, not the review config"
 # Credentials whatever they hold; a name is compared lowered, each run of other characters as ``_``.

@@ -36,8 +36,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.identity import folder_hashes, sha256_file
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.identity import folder_hashes, sha256_file
 
 VERIFYIT_PIN = re.compile(r"github\.com/marin-community/verifyit@([0-9a-f]{40})")
 DEPENDENCY_PROBE = """

@@ -27,9 +27,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.errors import ReviewProductionError
 
-HOST_SCRIPT = Path(__file__).resolve().parent / "workers" / "attempt_host.py"
+HOST_SCRIPT = Path(__file__).resolve().parent.parent / "workers" / "attempt_host.py"
 # What a warm Gym host imports before forking: the worker's own modules, the libraries the Gym
 # library imports (worker_support.WARM_IMPORTS) and the Gym library with its registry.
 GYM_WARM_MODULES = (

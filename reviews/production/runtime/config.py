@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.credentials import check_no_credentials
-from reviews.production.errors import ReviewProductionError
+from reviews.production.runtime.credentials import check_no_credentials
+from reviews.production.runtime.errors import ReviewProductionError
 
 FORBIDDEN_PARAMETERS = frozenset({"model", "messages", "api_key", "stream", "n"})
 # How structured output is requested, per server dialect (model_client.structured_output).

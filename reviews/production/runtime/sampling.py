@@ -8,8 +8,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from reviews.production.errors import ReviewProductionError
-from reviews.production.tasks import Task, check_task_files
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.tasks import Task, check_task_files
 
 
 @dataclass(frozen=True)

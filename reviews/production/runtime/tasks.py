@@ -14,8 +14,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
 from reviews.production.format.path_safety import resolves_inside
+from reviews.production.runtime.errors import ReviewProductionError
 
 PARQUET_BATCH_ROWS = 1024
 MISSING = "does not exist (or is a broken link)"

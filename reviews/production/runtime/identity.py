@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from reviews.production.errors import ReviewProductionError
 from reviews.production.format.collection_checks import SCHEMA_PATH
+from reviews.production.runtime.errors import ReviewProductionError
 
 MARINSKYRL_TREES = (
     "skyrl-gym/skyrl_gym",
@@ -30,8 +30,11 @@ GYM_CONTRACT_MODULES = {
     ),
 }
 PROJECT_FOLD = "reviews/production/workers/gym_contract.py"
-PACKAGE_DIR = Path(__file__).resolve().parent
-COMMAND_MODULE = PACKAGE_DIR.parent / "management" / "commands" / "make_review.py"
+WING_DIR = Path(__file__).resolve().parent.parent  # reviews/production, the producers' wing
+COMMAND_MODULE = WING_DIR.parent / "management" / "commands" / "make_review.py"
+# The rooms of the wing whose code decides what make_review writes; the curators' tools and the
+# demo's examples are not among them, so editing those never invalidates a review's resume.
+MAKE_REVIEW_ROOMS = ("format", "runtime", "make_review", "workers")
 CHUNK = 1 << 20
 
 
@@ -111,12 +114,17 @@ def gym_verification_contract(*, checkout: Path) -> dict[str, Any]:
 
 def implementation_hashes() -> dict[str, str]:
     """Whole-file SHA-256 of the production code: any edit changes the run identity."""
-    hashes = {"make_review.py": sha256_file(COMMAND_MODULE)}
-    for path in sorted(PACKAGE_DIR.rglob("*.py")):
-        if "__pycache__" in path.parts:
-            continue
-        relative = path.relative_to(PACKAGE_DIR).as_posix()
-        hashes[f"review_runtime/{relative}"] = sha256_file(path)
+    return {"make_review.py": sha256_file(COMMAND_MODULE), **wing_hashes(rooms=MAKE_REVIEW_ROOMS)}
+
+
+def wing_hashes(*, rooms: tuple[str, ...]) -> dict[str, str]:
+    """``{review_runtime/<room>/<file>.py: sha256}`` for every module of the named rooms."""
+    hashes: dict[str, str] = {}
+    for room in rooms:
+        for path in sorted((WING_DIR / room).rglob("*.py")):
+            if "__pycache__" not in path.parts:
+                relative = path.relative_to(WING_DIR).as_posix()
+                hashes[f"review_runtime/{relative}"] = sha256_file(path)
     return hashes
 
 
