@@ -43,7 +43,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.report import Row, emit, emit_against_ideal, emit_limit  # noqa: E402
-from reviews.production.pipeline import RunOptions, make_review  # noqa: E402
+from reviews.production.make_review.pipeline import RunOptions, make_review  # noqa: E402
 from reviews.production.runtime.hosts import (  # noqa: E402
     BYTECODE_CACHE_ENV,
     AttemptHosts,

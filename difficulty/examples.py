@@ -1,12 +1,12 @@
 """The example reviews of ``make demo``, made by the shipped tools.
 
 Nothing here writes a collection or a report by hand. A MarinSkyRL-shaped checkout is built from
-the installed ``skyrl_gym`` (``reviews.examples.marinskyrl``) with a real, deliberate verifier
-defect at one commit — its gsm8k environment keeps thousands separators, so a correct
+the installed ``skyrl_gym`` (``reviews.production.examples.marinskyrl``) with a real, deliberate
+verifier defect at one commit — its gsm8k environment keeps thousands separators, so a correct
 ``#### 2,006`` is rejected — and the fix at the next. The product's scripted chat server answers
-as solver and judges (``reviews.examples.review_model``; every opinion's summary starts with the
-example notice, so each collection shows as "Example review — not a real judgment"). Then the
-commands a curator runs, in a curator's order, for ``MarinSkyRL:gsm8k``:
+as solver and judges (``reviews.production.examples.review_model``; every opinion's summary starts
+with the example notice, so each collection shows as "Example review — not a real judgment"). Then
+the commands a curator runs, in a curator's order, for ``MarinSkyRL:gsm8k``:
 
 make_review at the buggy commit → publish_review (Good: a failed solver is no defect) →
 reproduce_defect → publish_review → confirm_verifier_issue (Some issues, difficulty withheld) →
@@ -36,8 +36,9 @@ from atlas.api.views import source_row
 from atlas.models import Source
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from difficulty.registry import current_protocol
-from reviews.examples.chat_server import ChatServer
-from reviews.examples.marinskyrl import (
+from reviews.models import VerifierIssue
+from reviews.production.examples.chat_server import ChatServer
+from reviews.production.examples.marinskyrl import (
     SOURCE_ID,
     DefectCommits,
     add_separator_defect,
@@ -48,9 +49,8 @@ from reviews.examples.marinskyrl import (
     route_blocks,
     write_parquet,
 )
-from reviews.examples.review_model import ReviewModel
-from reviews.examples.serve import DEMO_WRONG_TOTAL, demo_model
-from reviews.models import VerifierIssue
+from reviews.production.examples.review_model import ReviewModel
+from reviews.production.examples.serve import DEMO_WRONG_TOTAL, demo_model
 
 EXAMPLE_ISSUE = "https://github.com/open-athena/rl-data-atlas-examples/issues/1"
 EXAMPLE_CURATOR = "example-curator"

@@ -1,8 +1,8 @@
 """The one rule that tells an example collection from a real judgment.
 
-Example runs (``reviews.examples``, ``make demo``) start every review summary with the notice
-below. A collection is an example when any of its reviews says so; the review page then shows a
-banner and the catalog marks the quality chip. ``ExampleCollection`` is the same rule in SQL, for
+Example runs (``reviews.production.examples``, ``make demo``) start every review summary with the
+notice below. A collection is an example when any of its reviews says so; the review page then shows
+a banner and the catalog marks the quality chip. ``ExampleCollection`` is the same rule in SQL, for
 the display-state contribution that runs over a batch of sources.
 """
 

@@ -35,7 +35,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from reviews.examples.marinskyrl import (  # noqa: E402
+from reviews.production.examples.marinskyrl import (  # noqa: E402
     build_checkout,
     gsm8k_blocks,
     gsm8k_rows,

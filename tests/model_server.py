@@ -1,5 +1,5 @@
 """The tests' OpenAI-compatible model server: the product's scripted chat server
-(``reviews.examples.chat_server``) plus what tests need from a remote model.
+(``reviews.production.examples.chat_server``) plus what tests need from a remote model.
 
 The remote model is the one part of production that tests replace. On top of the core (request
 recording, responders per model, the chat-completions answer shape) this layer answers from a
@@ -34,8 +34,8 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from reviews.examples import chat_server
-from reviews.examples.chat_server import ChatServer, RecordedRequest, Responder
+from reviews.production.examples import chat_server
+from reviews.production.examples.chat_server import ChatServer, RecordedRequest, Responder
 
 __all__ = ["ModelServer", "RecordedRequest", "Reply", "Responder", "completion"]
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.examples.marinskyrl import DefectCommits, add_separator_defect
+from reviews.production.examples.marinskyrl import DefectCommits, add_separator_defect
 from tests.model_server import ModelServer
 from tests.production.conftest import (  # noqa: F401 - fixtures used by name
     api_key,

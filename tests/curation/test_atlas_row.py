@@ -9,16 +9,16 @@ from types import SimpleNamespace
 
 import pytest
 
-from reviews.curation import synthesis, validate
-from reviews.curation.atlas_row import read_atlas_row
-from reviews.curation.errors import CurationRefused, UsageError
+from reviews.production.curation import synthesise, validate
+from reviews.production.curation.atlas_row import read_atlas_row
+from reviews.production.runtime.errors import CurationRefused, UsageError
 
 SOURCE_ID = "MarinSkyRL:a"
 
 
 def rows_of_both_tools(saved: Path | None) -> list:
     """What each tool makes of the row saved at ``saved`` (its value or its refusal)."""
-    synthesis_options = synthesis.SynthesiseOptions(
+    synthesis_options = synthesise.SynthesiseOptions(
         atlas_id=SOURCE_ID, config=Path("c.toml"), output=Path("out"), atlas_row=saved
     )
     validate_options = validate.ValidateOptions(
@@ -27,7 +27,7 @@ def rows_of_both_tools(saved: Path | None) -> list:
     review = SimpleNamespace(run={"config": {}})
     answers = []
     for read in (
-        lambda: synthesis._row(synthesis_options),
+        lambda: synthesise._row(synthesis_options),
         lambda: validate._atlas_row(options=validate_options, review=review, source_id=SOURCE_ID),
     ):
         try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.curation.cases import (
+from reviews.production.curation.cases import (
     Case,
     Observation,
     generated_controls,
@@ -19,9 +19,9 @@ from reviews.curation.cases import (
     supplied,
     unformatted,
 )
-from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.replay import ReplayServer
-from reviews.curation.saved_runs import SavedAttempt, SavedRun, completion_of
+from reviews.production.curation.replay import ReplayServer
+from reviews.production.curation.saved_runs import SavedAttempt, SavedRun, completion_of
+from reviews.production.runtime.errors import CurationRefused, UsageError
 
 
 @pytest.mark.parametrize(
@@ -150,7 +150,7 @@ def test_attempt_names_are_checked(tmp_path):
 
 def test_what_derives_from_an_example_is_labelled_one():
     from atlas.rules.example_notice import EXAMPLE_NOTICE
-    from reviews.curation.records import is_example, labelled
+    from reviews.production.curation.records import is_example, labelled
 
     example = {"reviews": [{"summary": f"{EXAMPLE_NOTICE}. A judge's opinion."}]}
     assert is_example(example) and not is_example({"reviews": [{"summary": "Real."}]})

@@ -295,8 +295,8 @@ def test_make_review_refuses_a_hostile_task_dir_before_any_work(request, tmp_pat
 def test_a_saved_task_record_cannot_set_its_own_confinement(tmp_path):
     """A record read back from a saved run (a downloaded one, say) names the record's fields
     only: the confinement is set by the dataset's reader, never by the record."""
-    from reviews.curation.execution import replay_task
-    from reviews.curation.saved_runs import SavedAttempt
+    from reviews.production.curation.execution import replay_task
+    from reviews.production.curation.saved_runs import SavedAttempt
     from reviews.production.runtime.tasks import Confinement, Task
 
     task = Task(

@@ -1,6 +1,6 @@
 """Fixtures for review production: a MarinSkyRL-shaped git checkout built from the installed
-``skyrl_gym`` package and prepared gsm8k Parquet rows (``reviews.examples.marinskyrl``, shared
-with ``make demo``), the test model server and a config writer."""
+``skyrl_gym`` package and prepared gsm8k Parquet rows (``reviews.production.examples.marinskyrl``,
+shared with ``make demo``), the test model server and a config writer."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from reviews.examples.marinskyrl import (  # noqa: F401 - shared with the demo and the scripts
+from reviews.production.examples.marinskyrl import (  # noqa: F401 - shared with the demo and the scripts
     DATASET_REVISION,
     GIT_ENV,
     REPOSITORY,

@@ -54,7 +54,7 @@ def test_run_directory_has_every_part_of_the_contract(produced, model_server):
     assert run["n"] == 2 and run["seed"] == 7 and run["population"] == 6
     assert set(run["implementation"]) >= {
         "make_review.py",
-        "review_runtime/pipeline.py",
+        "review_runtime/make_review/pipeline.py",
         "review_runtime/workers/gym_worker.py",
     }
     assert collection["execution_provenance"]["marinskyrl_commit"] == run["marinskyrl"]["commit"]

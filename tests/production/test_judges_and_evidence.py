@@ -9,21 +9,21 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.evidence import (
+from reviews.production.make_review.evidence import (
     ATTEMPT_REASON,
     UNCALLED_REASON,
     WORKER_INPUT_REASON,
     evidence_bundle,
 )
-from reviews.production.judges import judge_payload, run_judge, task_identity
-from reviews.production.opinions import (
+from reviews.production.make_review.judges import judge_payload, run_judge, task_identity
+from reviews.production.make_review.opinions import (
     Citations,
     OutputRejected,
     check_opinion,
     parse_answer,
     run_stage,
 )
-from reviews.production.records import source_subject
+from reviews.production.make_review.records import source_subject
 from reviews.production.runtime.config import ModelConfig
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.model_client import ModelClient, dumps

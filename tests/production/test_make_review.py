@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.evidence import evidence_bundle
+from reviews.production.make_review.evidence import evidence_bundle
 from reviews.production.runtime.prompt_room import json_size
 from tests.model_server import Reply, completion
 from tests.production.helpers import (

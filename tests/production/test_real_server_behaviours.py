@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from reviews.production.pipeline import MISSING_REVISION, RunOptions
-from reviews.production.pipeline import make_review as run_pipeline
+from reviews.production.make_review.pipeline import MISSING_REVISION, RunOptions
+from reviews.production.make_review.pipeline import make_review as run_pipeline
 from tests.model_server import Reply, completion, prompt_tokens
 from tests.production.helpers import load, make_review, review_fails
 from tests.production.review_model import ReviewModel, opinion, request_kind

@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from atlas.services.sync import sync_catalog
 from reviews.models import ReviewArtifact
-from reviews.production.reuse import REVIEW_URL
+from reviews.production.make_review.reuse import REVIEW_URL
 from tests.production.conftest import SOURCE_ID, commit_all
 from tests.production.helpers import load, make_review, review_fails
 from tests.production.review_model import request_kind

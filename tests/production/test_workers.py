@@ -429,7 +429,7 @@ def test_an_echoed_key_is_redacted_in_every_form(workers):
 
 
 def test_the_runtime_summary_names_a_verified_score():
-    from reviews.production.records import runtime_summary
+    from reviews.production.make_review.records import runtime_summary
 
     verified = {"status": "verified", "score": 0.5, "passed": False, "reason": None}
     assert runtime_summary(route="skyrl_gym", verification=verified) == (

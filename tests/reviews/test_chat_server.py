@@ -12,8 +12,8 @@ import httpx
 import pytest
 
 from atlas.rules.example_notice import EXAMPLE_NOTICE
-from reviews.examples import serve
-from reviews.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
+from reviews.production.examples import serve
+from reviews.production.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
 
 
 def test_it_answers_each_model_from_its_responder_and_records_requests():

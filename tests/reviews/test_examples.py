@@ -19,8 +19,8 @@ from atlas.services.sync import sync_catalog
 from difficulty.examples import EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
 from reviews.defects import confirm_verifier_issue
 from reviews.example_label import is_example_collection
-from reviews.examples.marinskyrl import SOURCE_ID, git
 from reviews.models import Review, VerifierIssue
+from reviews.production.examples.marinskyrl import SOURCE_ID, git
 from tests.reviews.builders import FindingSpec, build_run, database_state, publish
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]

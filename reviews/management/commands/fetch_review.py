@@ -7,9 +7,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reviews.curation.rundirs import new_output
 from reviews.management.production_commands import refusals_as_command_errors
 from reviews.production.runtime.atlas_client import AtlasClient
+from reviews.production.runtime.rundir import new_output
 
 
 class Command(BaseCommand):

@@ -11,11 +11,11 @@ from reviews.management.production_commands import (
     progress_stream,
     refusals_as_command_errors,
 )
-from reviews.production.attestations import (
+from reviews.production.make_review.attestation_writer import (
     attest_dataset_revision,
     attest_native_revision,
 )
-from reviews.production.pipeline import (
+from reviews.production.make_review.pipeline import (
     DEFAULT_JOBS,
     DEFAULT_MAX_EVIDENCE_BYTES,
     RunOptions,

@@ -1,5 +1,5 @@
 """``reproduce_defect``: re-run suspected saved native inputs and write the supplemental collection
-that confirms a defect. A thin shell over ``reviews.curation``; needs no database."""
+that confirms a defect. A thin shell over ``reviews.production.curation``; needs no database."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reviews.curation.cases import DEFECT_KINDS, EXPECTATIONS
-from reviews.curation.reproduce import SEVERITIES, ReproduceOptions, reproduce_defect
 from reviews.management.production_commands import progress_stream, refusals_as_command_errors
+from reviews.production.curation.cases import DEFECT_KINDS, EXPECTATIONS
+from reviews.production.curation.reproduce import SEVERITIES, ReproduceOptions, reproduce_defect
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
 """``synthesise_source``: one source synthesis from the reviews a source already has.
-A thin shell over ``reviews.curation``; needs no database (the Atlas is read over its API)."""
+A thin shell over ``reviews.production.curation``; needs no database (the Atlas is read over its
+API)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reviews.curation.synthesis import SynthesiseOptions, synthesise_source
 from reviews.management.production_commands import progress_stream, refusals_as_command_errors
+from reviews.production.curation.synthesise import SynthesiseOptions, synthesise_source
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """``validate_fix``: re-run the saved failing inputs and incorrect-answer controls at the repaired
 checkout and write the resolution collection. A thin shell over
-``reviews.curation``; needs no database (the Atlas is read over its API when named)."""
+``reviews.production.curation``; needs no database (the Atlas is read over its API when named)."""
 
 from __future__ import annotations
 
@@ -10,9 +10,9 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from reviews.curation.cases import CONTROL_KINDS
-from reviews.curation.validate import ValidateOptions, validate_fix
 from reviews.management.production_commands import progress_stream, refusals_as_command_errors
+from reviews.production.curation.cases import CONTROL_KINDS
+from reviews.production.curation.validate import ValidateOptions, validate_fix
 
 
 class Command(BaseCommand):

@@ -1,5 +1,5 @@
 """What a GitHub issue URL is: the one rule, free of Django, so the Atlas's
-defect services and the curators' tools (``reviews.curation``) refuse the same URLs."""
+defect services and the curators' tools (``reviews.production.curation``) refuse the same URLs."""
 
 from __future__ import annotations
 

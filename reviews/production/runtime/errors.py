@@ -11,6 +11,10 @@ class UsageError(ReviewProductionError):
     """A command-line argument is invalid (e.g. ``n must be positive``)."""
 
 
+class CurationRefused(ReviewProductionError):
+    """A curator's tool cannot go on; nothing that could confirm or resolve a defect was written."""
+
+
 # A native worker runs from the configured MarinSkyRL checkout; without one nothing can run.
 CHECKOUT_REQUIRED = "runtime.marinskyrl_checkout is required to run native workers"
 

@@ -121,3 +121,17 @@ class Progress:
         else:
             self.stream.write(text + "\n")
         self.stream.flush()
+
+
+def progress_printer(
+    *, command: str, total: int, stream: TextIO | None = None
+) -> Callable[[str], None]:
+    """The curators' tools' progress: one line per step on stderr, each with the elapsed time."""
+    out = stream if stream is not None else sys.stderr
+    started = time.monotonic()
+
+    def report(stage: str) -> None:
+        out.write(f"{command}: {total} case(s) · {time.monotonic() - started:.1f}s · {stage}\n")
+        out.flush()
+
+    return report

@@ -6,10 +6,16 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.format.collection_checks import (
+    SCHEMA_PATH,
+    CollectionRejected,
+    check_collection,
+)
+from reviews.production.runtime.errors import CurationRefused, ReviewProductionError
 
 LOCK_FILE = ".run.lock"
 RUN_FILE = "run.json"
@@ -101,3 +107,39 @@ def artifact_manifest(*, run_dir: Path) -> dict[str, Any]:
                 {"path": relative, "bytes": path.stat().st_size, "sha256": sha256_file(path)}
             )
     return {"files": sorted(files, key=lambda item: item["path"])}
+
+
+# --- the curators' run directories: always new (a re-run costs seconds of native execution and no
+# model call, so they are never resumed), finished with the checks publication runs.
+
+
+def checked_new(path: Path) -> Path:
+    """``path`` made absolute, refused when it exists (checked first, before any other work)."""
+    output = Path(os.path.abspath(os.path.expanduser(str(path))))
+    if output.exists():
+        raise CurationRefused(f"Output already exists; use a new output directory: {output}")
+    return output
+
+
+def new_output(path: Path) -> Path:
+    """``path`` made absolute and created with mode 0700; an existing one is refused."""
+    output = checked_new(path)
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.mkdir(mode=0o700)
+    os.chmod(output, 0o700)  # mkdir's mode is masked by the umask
+    return output
+
+
+def finish(*, output: Path, collection: dict[str, Any]) -> Path:
+    """Validate the collection as publication will (steps 2–6), then write it, the schema it
+    was checked against and the artifact manifest."""
+    try:
+        check_collection(collection=collection, run_dir=output)
+    except CollectionRejected as exc:
+        raise CurationRefused(str(exc)) from None
+    if not (output / SCHEMA_COPY).is_file():
+        shutil.copyfile(SCHEMA_PATH, output / SCHEMA_COPY)
+    path = output / COLLECTION_FILE
+    write_text_file(path, json_text(collection))
+    write_json_file(output / MANIFEST_FILE, artifact_manifest(run_dir=output))
+    return path

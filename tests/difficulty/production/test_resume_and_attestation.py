@@ -80,7 +80,7 @@ def pretend_original_code_differed(output, *, literal: str | None = None) -> Non
     for quality-review code, and optionally a changed literal in its execution script copy."""
     identity_path = output / "difficulty/run.json"
     identity = load(identity_path)
-    identity["code"]["implementation"]["review_runtime/judges.py"] = "0" * 64
+    identity["code"]["implementation"]["review_runtime/runtime/progress.py"] = "0" * 64
     identity_path.write_text(json.dumps(identity, indent=2))
     if literal is not None:
         copy = output / "difficulty/implementation/execution.py"

@@ -14,7 +14,7 @@ import secrets
 from dataclasses import dataclass, field
 from typing import Any
 
-from reviews.examples.chat_server import ChatServer, RecordedRequest, Reply
+from reviews.production.examples.chat_server import ChatServer, RecordedRequest, Reply
 
 REPLAY_MODEL = "saved-answer-replay"
 PATH_PREFIX = "/replay/"

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from reviews.curation.errors import CurationRefused, UsageError
 from reviews.production.runtime.atlas_client import AtlasClient
+from reviews.production.runtime.errors import CurationRefused, UsageError
 
 
 def read_atlas_row(

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.curation import records
-from reviews.curation.atlas_row import read_atlas_row
-from reviews.curation.cases import (
+from reviews.production.curation import records
+from reviews.production.curation.atlas_row import read_atlas_row
+from reviews.production.curation.cases import (
     CONTROL_KINDS,
     Answer,
     Case,
@@ -30,20 +30,27 @@ from reviews.curation.cases import (
     generated_controls,
     supplied,
 )
-from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.execution import check_checkout, run_cases
-from reviews.curation.progress import progress_printer
-from reviews.curation.reproduce import DEFECT_ROLE, REPORT_FILE
-from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
-from reviews.curation.saved_runs import PUBLISHED_FILE, SavedAttempt, SavedRun, completion_of
-from reviews.production import records as production_records
+from reviews.production.curation.execution import check_checkout, run_cases
+from reviews.production.curation.reproduce import DEFECT_ROLE, REPORT_FILE
+from reviews.production.curation.saved_runs import (
+    PUBLISHED_FILE,
+    SavedAttempt,
+    SavedRun,
+    completion_of,
+)
 from reviews.production.format.collection_checks import CollectionRejected, check_collection
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
+from reviews.production.make_review import records as production_records
 from reviews.production.runtime.atlas_client import FETCHED_FILE, AtlasClient
+from reviews.production.runtime.errors import CurationRefused, UsageError
+from reviews.production.runtime.progress import progress_printer
 from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
     LOCK_FILE,
     MANIFEST_FILE,
+    checked_new,
+    finish,
+    new_output,
     read_json,
     write_json_file,
 )
@@ -238,7 +245,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
         output = new_output(options.output)
         validation = output / VALIDATION_DIR
         validation.mkdir()
-        write_run_file(
+        records.write_run_file(
             validation,
             {
                 "tool": TOOL,

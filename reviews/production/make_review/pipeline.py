@@ -19,15 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.production import records
-from reviews.production.evidence import evidence_bundle
 from reviews.production.format.collection_checks import (
     SCHEMA_PATH,
     CollectionRejected,
     check_collection,
     shipped_validator,
 )
-from reviews.production.judges import (
+from reviews.production.make_review import records
+from reviews.production.make_review.evidence import evidence_bundle
+from reviews.production.make_review.judges import (
     CONSOLIDATION_PROMPT,
     JUDGE_COUNT,
     JUDGE_PROMPT,
@@ -35,7 +35,8 @@ from reviews.production.judges import (
     judge_payload,
     run_judge,
 )
-from reviews.production.reuse import REUSE_FILE, ReusePlan, reuse_sources
+from reviews.production.make_review.reuse import REUSE_FILE, ReusePlan, reuse_sources
+from reviews.production.make_review.synthesis import Synthesis, run_coalescer
 from reviews.production.runtime.concurrency import INTERRUPTED, interruptible, run_concurrently
 from reviews.production.runtime.config import ReviewConfig, load_config, resumable_view
 from reviews.production.runtime.errors import (
@@ -87,7 +88,6 @@ from reviews.production.runtime.rundir import (
 )
 from reviews.production.runtime.sampling import Sample, sample_tasks
 from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task, read_tasks
-from reviews.production.synthesis import Synthesis, run_coalescer
 
 DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
 MISSING_REVISION = (

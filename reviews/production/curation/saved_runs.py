@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.curation.errors import CurationRefused
 from reviews.production.format.run_files import normalized_relative
+from reviews.production.runtime.errors import CurationRefused
 from reviews.production.runtime.rundir import COLLECTION_FILE, RUN_FILE, read_json
 
 FETCHED_FILE = "atlas-review.json"

@@ -1,5 +1,5 @@
 """Record shapes of the curators' collections, built with make_review's own record helpers
-(``reviews.production.records``) so ids, evidence items and coverage read the same.
+(``reviews.production.make_review.records``) so ids, evidence items and coverage read the same.
 
 - A **case review** is a ``runtime_execution`` review of one re-executed saved input: reviewer
   "Native task verifier", its verification as the worker reported it, the replayed answer and what
@@ -18,9 +18,18 @@ from pathlib import Path
 from typing import Any
 
 from atlas.rules.example_notice import EXAMPLE_NOTICE
-from reviews.curation.cases import Observation
-from reviews.production import records
+from reviews.production.curation.cases import Observation
+from reviews.production.make_review import records
+from reviews.production.runtime.identity import sha256_file
+from reviews.production.runtime.rundir import RUN_FILE, write_json_file
 from reviews.production.runtime.tasks import HARBOR_ROUTE
+
+# The code that writes a curator's run, named in its run.json: this room and its commands.
+PACKAGE_DIR = Path(__file__).resolve().parent
+COMMANDS_DIR = PACKAGE_DIR.parent.parent / "management" / "commands"
+COMMANDS = (
+    "reproduce_defect.py", "validate_fix.py", "fetch_review.py", "synthesise_source.py",
+)  # fmt: skip
 
 CASE_FILES = (
     "attempt.json", "input.json", "replay.json", "verifier-trace.jsonl", "solver-trace.json",
@@ -211,3 +220,19 @@ def samples_of(observations: list[Observation]) -> list[dict[str, Any]]:
             str(task.get("id")), {"task_path": task["task_path"], "row_index": task["row_index"]}
         )
     return [seen[key] for key in sorted(seen)]
+
+
+def implementation_hashes() -> dict[str, str]:
+    """Whole-file SHA-256 of the curation code and its commands."""
+    hashes = {
+        f"commands/{name}": sha256_file(COMMANDS_DIR / name)
+        for name in COMMANDS
+        if (COMMANDS_DIR / name).is_file()
+    }
+    for path in sorted(PACKAGE_DIR.glob("*.py")):
+        hashes[f"curation/{path.name}"] = sha256_file(path)
+    return hashes
+
+
+def write_run_file(output: Path, identity: dict[str, Any]) -> None:
+    write_json_file(output / RUN_FILE, {**identity, "implementation": implementation_hashes()})

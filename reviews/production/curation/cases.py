@@ -12,8 +12,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.saved_runs import SavedAttempt, answer_text, completion_of
+from reviews.production.curation.saved_runs import SavedAttempt, answer_text, completion_of
+from reviews.production.runtime.errors import CurationRefused, UsageError
 
 EXPECTATIONS = {
     "accepted": "the native verifier accepts the answer",

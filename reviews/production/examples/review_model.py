@@ -1,7 +1,7 @@
 """A scripted review model for the scripted chat server: it solves the ``Compute a + b.`` tasks of
-``reviews.examples.marinskyrl`` and answers judge, segment, consolidation and coalescer calls with
-schema-valid opinions. ``make demo`` runs ``make_review`` with it (its opinions labelled as
-examples); the tests' model server answers with it too."""
+``reviews.production.examples.marinskyrl`` and answers judge, segment, consolidation and coalescer
+calls with schema-valid opinions. ``make demo`` runs ``make_review`` with it (its opinions labelled
+as examples); the tests' model server answers with it too."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import json
 import re
 from typing import Any
 
-from reviews.examples.chat_server import RecordedRequest, completion
+from reviews.production.examples.chat_server import RecordedRequest, completion
 
 SUM = re.compile(r"Compute (\d+) \+ (\d+)")
 OBSERVATION = {

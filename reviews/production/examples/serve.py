@@ -1,8 +1,8 @@
-"""``python -m reviews.examples.serve [--port 8009]``: the demo's scripted model, served until
-Ctrl-C, so a newcomer can run the README's "Curating a defect" steps on ``make demo``'s checkout
-(``var/examples/``): set a config's ``model.base_url`` (and each difficulty role's) to the URL it
-prints. It answers every model name as ``make demo``'s solver and judges do — totals written with
-a thousands separator, the task summing to 2,011 answered off by one, every opinion labelled as
+"""``python -m reviews.production.examples.serve [--port 8009]``: the demo's scripted model, served
+until Ctrl-C, so a newcomer can run the README's "Curating a defect" steps on ``make demo``'s
+checkout (``var/examples/``): set a config's ``model.base_url`` (and each difficulty role's) to the
+URL it prints. It answers every model name as ``make demo``'s solver and judges do — totals written
+with a thousands separator, the task summing to 2,011 answered off by one, every opinion labelled as
 an example — and never calls anything else."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import sys
 import threading
 
 from atlas.rules.example_notice import EXAMPLE_NOTICE
-from reviews.examples.chat_server import ChatServer
-from reviews.examples.review_model import ReviewModel
+from reviews.production.examples.chat_server import ChatServer
+from reviews.production.examples.review_model import ReviewModel
 
 # make demo's gsm8k rows sum to 2,006, 2,011 and 2,016; its solver gets the second wrong (the
 # review's saved wrong answer, a control of validate_fix).

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.curation import records
-from reviews.curation.cases import (
+from reviews.production.curation import records
+from reviews.production.curation.cases import (
     DEFECT_KINDS,
     EXPECTATIONS,
     Answer,
@@ -26,14 +26,13 @@ from reviews.curation.cases import (
     saved_answer,
     supplied,
 )
-from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.execution import check_checkout, local_runtime, run_cases
-from reviews.curation.progress import progress_printer
-from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
-from reviews.curation.saved_runs import SavedAttempt, SavedRun
-from reviews.production import records as production_records
+from reviews.production.curation.execution import check_checkout, local_runtime, run_cases
+from reviews.production.curation.saved_runs import SavedAttempt, SavedRun
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
-from reviews.production.runtime.rundir import write_json_file
+from reviews.production.make_review import records as production_records
+from reviews.production.runtime.errors import CurationRefused, UsageError
+from reviews.production.runtime.progress import progress_printer
+from reviews.production.runtime.rundir import checked_new, finish, new_output, write_json_file
 
 REPORT_FILE = "reproduction.json"
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -127,7 +126,7 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         purpose="Reproduce at the recorded verifier revision",
     )
     output = new_output(options.output)
-    write_run_file(output, _identity(saved=saved, options=options, identity=identity))
+    records.write_run_file(output, _identity(saved=saved, options=options, identity=identity))
     progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
     observations = run_cases(run_dir=output, cases=cases, local=local, progress=progress)
     result = ReproduceResult(output=output, source_id=saved.source_id, observations=observations)

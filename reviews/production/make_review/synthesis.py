@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.opinions import Citations, OutputRejected, run_stage, synthesis_schema
+from reviews.production.make_review.opinions import (
+    Citations,
+    OutputRejected,
+    run_stage,
+    synthesis_schema,
+)
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.model_client import ModelClient, dumps
 from reviews.production.runtime.prompt_room import UNBOUNDED, PromptRoom

@@ -15,12 +15,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from reviews.curation.cases import Case, Observation
-from reviews.curation.errors import CurationRefused
-from reviews.curation.replay import REPLAY_MODEL, ReplayServer
-from reviews.curation.saved_runs import SavedAttempt
+from reviews.production.curation.cases import Case, Observation
+from reviews.production.curation.replay import REPLAY_MODEL, ReplayServer
+from reviews.production.curation.saved_runs import SavedAttempt
 from reviews.production.runtime.config import read_config_document, resolve_runtime
-from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
+from reviews.production.runtime.errors import (
+    CHECKOUT_REQUIRED,
+    CurationRefused,
+    ReviewProductionError,
+)
 from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.runtime.identity import MARINSKYRL_TREES, checkout_identity
 from reviews.production.runtime.launcher import GRACE_SECONDS, Interrupted, run_attempt

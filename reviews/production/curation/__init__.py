@@ -5,8 +5,8 @@ revision and writes the supplemental collection that confirms a defect; ``valida
 the saved failing inputs and incorrect-answer controls at the repaired checkout and writes the
 resolution collection; ``fetch_review`` brings a published review's artifacts from an Atlas.
 
-Like ``reviews.production``, whose launcher, workers, records and checks it reuses, this package
-needs no database and no web code: it runs on the machine that holds the native checkouts. What
+Like the rest of the wing, whose runtime, workers, make_review records and run-directory checks
+it reuses, this room needs no database and no web code: it runs on the machine that holds the native checkouts. What
 the Atlas then accepts is decided by its own services (``publish_review``,
 ``confirm_verifier_issue``, ``resolve_verifier_issue``), unchanged.
 """

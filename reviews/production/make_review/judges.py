@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reviews.production.evidence import split_route_code
-from reviews.production.opinions import Citations, opinion_schema, run_stage
+from reviews.production.make_review.evidence import split_route_code
+from reviews.production.make_review.opinions import Citations, opinion_schema, run_stage
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.model_client import ModelClient, dumps, stage_label
 from reviews.production.runtime.prompt_room import UNBOUNDED, PromptRoom, Room, json_size

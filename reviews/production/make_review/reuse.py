@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.format.evidence_set import ARCHIVED_PATTERN
-from reviews.production.judges import JUDGE_COUNT
+from reviews.production.make_review.judges import JUDGE_COUNT
 from reviews.production.runtime.atlas_client import AtlasClient
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.rundir import COLLECTION_FILE, RUN_FILE, read_json, write_json_file

@@ -24,19 +24,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.curation import records
-from reviews.curation.atlas_row import read_atlas_row
-from reviews.curation.errors import CurationRefused, UsageError
-from reviews.curation.rundirs import checked_new, finish, new_output, write_run_file
-from reviews.curation.saved_runs import SavedRun
-from reviews.production import records as production_records
+from reviews.production.curation import records
+from reviews.production.curation.atlas_row import read_atlas_row
+from reviews.production.curation.saved_runs import SavedRun
 from reviews.production.format.synthesis_selection import is_source_synthesis
+from reviews.production.make_review import records as production_records
+from reviews.production.make_review.synthesis import ask_coalescer, coalescer_payload
 from reviews.production.runtime.atlas_client import AtlasClient
 from reviews.production.runtime.config import load_config
+from reviews.production.runtime.errors import CurationRefused, UsageError
 from reviews.production.runtime.identity import git
 from reviews.production.runtime.model_client import ModelClient
-from reviews.production.runtime.rundir import COLLECTION_FILE, write_json_file
-from reviews.production.synthesis import ask_coalescer, coalescer_payload
+from reviews.production.runtime.rundir import (
+    COLLECTION_FILE,
+    checked_new,
+    finish,
+    new_output,
+    write_json_file,
+)
 
 TOOL = "synthesise_source"
 POOL_DIR = "pool"
@@ -135,7 +140,7 @@ def synthesise_source(
     )
     applicability = _applicability(pool, current=current, row=row)
     write_json_file(output / POOL_FILE, applicability)
-    write_run_file(
+    records.write_run_file(
         output,
         {
             "tool": TOOL,
