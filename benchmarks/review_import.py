@@ -159,7 +159,7 @@ def main() -> None:
     from benchmarks.report import Row, emit
     from reviews.models import Review
     from reviews.production.format.collection_checks import shipped_validator
-    from reviews.publication import publish_run_directory
+    from reviews.services.publication import publish_run_directory
     from tests.reviews.example_runs import EXAMPLE_PROFILES, spec_for_row, write_run_directory
 
     try:

@@ -256,7 +256,7 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
 }
 
-# Jobs whose worker died are requeued or failed within ten minutes (reviews.publication_jobs).
+# Jobs whose worker died are requeued or failed within ten minutes (reviews.services.jobs).
 CELERY_BEAT_SCHEDULE = {
     "reviews-expire-stale-publications": {
         "task": "reviews.tasks.expire_stale_publications",

@@ -45,9 +45,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", ApiIndexView.as_view(endpoints=API_ENDPOINTS), name="api-index"),
     path("api/", include("atlas.api.urls")),
-    path("api/", include("reviews.api_urls")),
+    path("api/", include("reviews.api.urls")),
     path("api/", include("difficulty.api_urls")),
-    path("", include("reviews.urls")),
+    path("", include("reviews.pages.urls")),
 ]
 
 handler404 = "atlas.web.errors.not_found"

@@ -28,7 +28,7 @@ class DifficultyConfig(AppConfig):
         from difficulty.review_sections import SECTION
         from difficulty.selectors import ReportNotFoundError
         from reviews.page_sections import register_page_section
-        from reviews.publication_jobs import register_importer
+        from reviews.services.jobs import register_importer
 
         register_display_context(name="difficulty.summaries", provider=difficulty_summaries)
         register_field_guide_intro(provider=field_guide_intro)

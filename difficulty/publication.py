@@ -37,8 +37,9 @@ from difficulty.reports import (
     run_identity_path,
 )
 from difficulty.summary import build_summary
-from reviews.defects import has_open_defect
-from reviews.evidence_intake import (
+from reviews.models import Review, ReviewArtifact
+from reviews.services.defects import has_open_defect
+from reviews.services.intake import (
     ArtifactFile,
     RunDirectory,
     as_text,
@@ -49,8 +50,7 @@ from reviews.evidence_intake import (
     store_new_artifacts,
     text_artifact,
 )
-from reviews.models import Review, ReviewArtifact
-from reviews.publication_jobs import Importer
+from reviews.services.jobs import Importer
 
 RESULT_FILE = "atlas-difficulty-publication.json"
 

@@ -15,11 +15,11 @@ class ReviewsConfig(AppConfig):
             register_display_context,
             register_source_section,
         )
-        from reviews import defects_admin  # noqa: F401  (registers the verifier-issue admin)
+        from reviews.admin import defects as defects_admin  # noqa: F401  (registers the verifier-issue admin)
         from reviews.defect_invariant import register_sqlite_function
-        from reviews.defects import DefectRuleError, refuse_good_while_open
         from reviews.display_contributions import defects_and_grading
-        from reviews.source_sections import SECTIONS
+        from reviews.pages.source_sections import SECTIONS
+        from reviews.services.defects import DefectRuleError, refuse_good_while_open
 
         register_display_context(name="reviews.defects_and_grading", provider=defects_and_grading)
         register_domain_error(error=DefectRuleError, http_status=400)

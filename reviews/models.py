@@ -112,7 +112,7 @@ class ReviewPublication(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
-    # The worker holding a running job must finish before this moment (reviews.publication_jobs).
+    # The worker holding a running job must finish before this moment (reviews.services.jobs).
     lease_expires_at = models.DateTimeField(null=True, blank=True)
     attempts = models.IntegerField(default=0)
 

@@ -1,9 +1,9 @@
 """Celery tasks of the reviews app (found by autodiscovery). The publication tasks are defined
-beside their service in ``reviews.publication_jobs``."""
+beside their service in ``reviews.services.jobs``."""
 
 from celery.signals import worker_ready
 
-from reviews.publication_jobs import (
+from reviews.services.jobs import (
     clean_scratch,
     expire_publications,
     expire_stale_publications,

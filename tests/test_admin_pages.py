@@ -8,8 +8,8 @@ from django.urls import reverse
 
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.services.sync import sync_catalog
-from reviews.defects import confirm_verifier_issue
 from reviews.models import ReviewArtifact, VerifierIssue
+from reviews.services.defects import confirm_verifier_issue
 from tests.conftest import make_row
 from tests.reviews.factories import (
     ISSUE_URL,

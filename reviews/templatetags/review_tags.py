@@ -11,7 +11,7 @@ from django.utils.safestring import SafeString
 from atlas.rules.labels import is_web_link
 from reviews import labels
 from reviews.links import artifact_api_url, artifact_page_url, review_page_url
-from reviews.trace_viewers import render_value_html
+from reviews.pages.trace_viewers import render_value_html
 
 register = template.Library()
 

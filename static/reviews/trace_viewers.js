@@ -1,4 +1,4 @@
-// Trace viewers (reviews.md §19) for lazily loaded artifacts. reviews/trace_viewers.py renders the
+// Trace viewers (reviews.md §19) for lazily loaded artifacts. reviews/pages/trace_viewers.py renders the
 // same markup on the server; keep both in step (tests compare them).
 (function (global) {
   "use strict";

@@ -16,7 +16,7 @@ from atlas.models import Source
 from atlas.services.sync import sync_catalog
 from difficulty.publication import publish_difficulty_run
 from reviews.models import VerifierIssue
-from reviews.publication import publish_run_directory
+from reviews.services.publication import publish_run_directory
 from tests.difficulty.example_reports import write_example_difficulty
 from tests.reviews.builders import rewrite_collection
 from tests.reviews.example_runs import FindingSpec, RunSpec, write_run_directory

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
 from reviews.models import Review, VerifierIssue
-from reviews.work_queue import need_queryset
+from reviews.pages.work_queue import need_queryset
 from tests.curation.conftest import ISSUE_URL, WRONG_TOTAL, task_folder_of
 from tests.production.conftest import SOURCE_ID
 from tests.production.helpers import load, make_review

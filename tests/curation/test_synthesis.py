@@ -12,8 +12,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from atlas.services.sync import sync_catalog
+from reviews.pages.work_queue import need_queryset
 from reviews.production.runtime.rundir import json_text
-from reviews.work_queue import need_queryset
 from tests.hostile.conftest import fingerprint
 from tests.production.conftest import SOURCE_ID, git
 from tests.production.helpers import load

@@ -16,7 +16,7 @@ from django.core.management import call_command
 
 from atlas.models import Source
 from reviews.models import VerifierIssue
-from reviews.work_queue import work_queue
+from reviews.pages.work_queue import work_queue
 from tests.conftest import make_row
 from tests.curation.conftest import ISSUE_URL, task_folder_of
 from tests.curation.test_synthesis import write_imported

@@ -13,7 +13,7 @@ from difficulty.eligibility import OPEN_DEFECT_NOTE, SUPERSEDED_NOTE
 from difficulty.publication import publish_difficulty_run
 from difficulty.selectors import report_summary
 from reviews.models import Review, VerifierIssue
-from reviews.selectors import review_page
+from reviews.pages.review_page import review_page
 from tests.difficulty.conftest import ATLAS_ID, add_artifact, make_source
 from tests.difficulty.example_reports import (
     HISTORY_EXAMPLE,

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from reviews.work_queue import MAX_LIMIT, work_queue
+from reviews.pages.work_queue import MAX_LIMIT, work_queue
 
 pytestmark = pytest.mark.django_db
 ROOT = Path(__file__).resolve().parents[2]

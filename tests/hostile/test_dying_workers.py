@@ -23,7 +23,7 @@ from atlas.artifact.catalog_artifact import write_document
 from atlas.models import RefreshRun, Source
 from atlas.services.sync import sync_catalog
 from reviews.models import ReviewPublication
-from reviews.publication_jobs import expire_stale_publications, import_uploaded_publication
+from reviews.services.jobs import expire_stale_publications, import_uploaded_publication
 from tests.conftest import make_row
 from tests.hostile.conftest import fingerprint
 from tests.reviews.builders import SOURCE_ID, build_run
@@ -129,7 +129,7 @@ def test_an_import_killed_mid_way_is_retried_by_the_lease_sweep(tmp_path, write_
     )
     script = (
         "import django; django.setup(); "
-        "from reviews.publication_jobs import import_uploaded_publication as run; "
+        "from reviews.services.jobs import import_uploaded_publication as run; "
         f"run(publication_id='{job.id}')"
     )
     child = subprocess.Popen(

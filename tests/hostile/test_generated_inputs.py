@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from atlas.rules import source_ids, timestamps
-from reviews.trace_viewers import RENDER_DEPTH, render_artifact
+from reviews.pages.trace_viewers import RENDER_DEPTH, render_artifact
 
 QUICK = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 # Ids built from the characters that matter to URLs: dots and slashes, mostly.

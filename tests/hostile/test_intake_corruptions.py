@@ -35,7 +35,7 @@ from difficulty.publication import DifficultyPublicationError, publish_difficult
 from difficulty.reports import REPORT_PATH
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.production.format.evidence_set import COLLECTION_FILE, GRADING_CLAIM_PATH
-from reviews.validation import PublicationRejected
+from reviews.services.validation import PublicationRejected
 from reviews.vocabularies import ReviewKind
 from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID
 from tests.difficulty.conftest import make_source as make_difficulty_source

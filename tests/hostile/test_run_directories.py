@@ -13,8 +13,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from difficulty.publication import DifficultyPublicationError, publish_difficulty_run
-from reviews.archives import ArchiveRejected, extract_archive
-from reviews.validation import PublicationRejected
+from reviews.services.archives import ArchiveRejected, extract_archive
+from reviews.services.validation import PublicationRejected
 from tests.difficulty.conftest import ATLAS_ID as DIFFICULTY_ID
 from tests.difficulty.conftest import make_source as make_difficulty_source
 from tests.reviews.builders import (

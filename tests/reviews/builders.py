@@ -12,7 +12,7 @@ from atlas.models import Source
 from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS
 from atlas.services.sync import sync_catalog
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
-from reviews.publication import publish_run_directory
+from reviews.services.publication import publish_run_directory
 from tests.conftest import make_row
 from tests.reviews.example_runs import FindingSpec, RunSpec, write_run_directory
 

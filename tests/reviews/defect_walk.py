@@ -11,8 +11,8 @@ from django.contrib.auth.models import User
 from django.utils import timezone
 
 from difficulty.publication import publish_difficulty_run
-from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
 from reviews.models import VerifierIssue
+from reviews.services.defects import confirm_verifier_issue, resolve_verifier_issue
 from tests.conftest import make_row
 from tests.difficulty.example_reports import write_example_difficulty
 from tests.reviews.builders import (

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from reviews.models import Review, ReviewPublication
-from reviews.publication import CONFLICT_MESSAGE
+from reviews.services.publication import CONFLICT_MESSAGE
 from tests.reviews.builders import (
     SOURCE_ID,
     build_run,

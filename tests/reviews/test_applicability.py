@@ -11,8 +11,8 @@ from atlas.models import Source
 from atlas.services.display import refresh_display_state, snapshot_of
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
 from reviews.models import GradingBinding, Review, VerifierIssue
-from reviews.publication import BINDING_REFUSED, bind_grading_review
-from reviews.validation import PublicationRejected
+from reviews.services.publication import BINDING_REFUSED, bind_grading_review
+from reviews.services.validation import PublicationRejected
 from tests.reviews.builders import (
     DATA_REVISION,
     GRADING_REVISION,

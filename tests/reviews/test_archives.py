@@ -7,7 +7,7 @@ import zipfile
 
 import pytest
 
-from reviews.archives import ArchiveRejected, ArchiveTooLarge, extract_archive
+from reviews.services.archives import ArchiveRejected, ArchiveTooLarge, extract_archive
 
 
 def tar_gz(path, members):
@@ -148,7 +148,7 @@ def test_decompression_bomb_is_refused(tmp_path, settings):
 def test_lying_size_headers_are_stopped_while_writing(tmp_path, settings, monkeypatch):
     settings.ATLAS_MAX_EXTRACTED_BYTES = 10_000
     # As if the declared sizes were forged: only the bytes actually written can stop it.
-    monkeypatch.setattr("reviews.archives._check_total", lambda entries, budget: None)
+    monkeypatch.setattr("reviews.services.archives._check_total", lambda entries, budget: None)
     archive = tmp_path / "run.zip"
     with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as bundle:
         bundle.writestr("quality-reviews.json", b"\0" * 50_000)

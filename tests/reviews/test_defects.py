@@ -16,14 +16,14 @@ from atlas.rules.display_state import CURATED_FIELDS, SourceSnapshot
 from atlas.services.curation import edit_curated_quality
 from atlas.services.display import display_states, refresh_display_state
 from atlas.services.sync import sync_catalog
-from reviews.defects import (
+from reviews.models import VerifierIssue
+from reviews.services.defects import (
     CAP_MESSAGE,
     RESOLUTION_PREFIX,
     DefectRuleError,
     confirm_verifier_issue,
     resolve_verifier_issue,
 )
-from reviews.models import VerifierIssue
 from tests.conftest import make_row
 from tests.reviews.factories import (
     ISSUE_URL,

@@ -1,4 +1,4 @@
-"""Evidence intake (reviews.evidence_intake): containment of every way a path can leave the run
+"""Evidence intake (reviews.services.intake): containment of every way a path can leave the run
 directory (difficulty's side is in tests/difficulty/test_publication.py), and size limits enforced
 before reading."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from reviews.evidence_intake import RunDirectory, read_limited
 from reviews.models import ReviewArtifact
-from reviews.validation import PublicationRejected
+from reviews.services.intake import RunDirectory, read_limited
+from reviews.services.validation import PublicationRejected
 from tests.reviews.builders import (
     SOURCE_ID,
     build_run,

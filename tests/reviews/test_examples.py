@@ -17,10 +17,10 @@ from atlas.models import Source
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from atlas.services.sync import sync_catalog
 from difficulty.examples import EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
-from reviews.defects import confirm_verifier_issue
 from reviews.example_label import is_example_collection
 from reviews.models import Review, VerifierIssue
 from reviews.production.examples.marinskyrl import SOURCE_ID, git
+from reviews.services.defects import confirm_verifier_issue
 from tests.reviews.builders import FindingSpec, build_run, database_state, publish
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]

@@ -9,7 +9,7 @@ from django.test import TestCase
 from django.utils import timezone
 
 from reviews.models import GradingBinding, Review, ReviewArtifact, VerifierIssue
-from reviews.publication import BINDING_REFUSED, CONFLICT_MESSAGE, PublicationConflict
+from reviews.services.publication import BINDING_REFUSED, CONFLICT_MESSAGE, PublicationConflict
 from tests.reviews.builders import (
     DATA_REVISION,
     GRADING_REVISION,

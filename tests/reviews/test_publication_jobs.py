@@ -1,4 +1,4 @@
-"""Publication jobs (reviews.publication_jobs): enqueued on commit, held under a lease, retried or
+"""Publication jobs (reviews.services.jobs): enqueued on commit, held under a lease, retried or
 failed when their worker dies, scratch kept in one directory and cleaned."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from django.test import TestCase
 from django.utils import timezone
 
 from reviews.models import ReviewPublication
-from reviews.publication_jobs import (
+from reviews.services.jobs import (
     LEASE_EXPIRED,
     SCRATCH_PREFIX,
     clean_scratch,

@@ -10,6 +10,7 @@ from pytest_django.asserts import assertInHTML
 
 from atlas.models import Source
 from reviews import page_sections, selectors
+from reviews.pages import review_page
 from tests.reviews import factories as f
 
 pytestmark = pytest.mark.django_db
@@ -396,7 +397,7 @@ def test_card_order_titles_and_superseded_opinions(client, current):
     assert titles.count("Task attempt & verifier · Source · Reject") == 1
     # Newest first among non-superseded, non-source cards: task 1 (11:00) before task 0 (10:00).
     bundle = selectors.review_bundle(review_id=current.id)
-    ids = [card.review["id"] for card in selectors.review_cards(bundle=bundle)]
+    ids = [card.review["id"] for card in review_page.review_cards(bundle=bundle)]
     assert ids[:3] == ["source:synthesis", "pool:verifier_defect", "task-0000:judge-2-revised"]
     assert ids.index("task-0001:judge-1") < ids.index("task-0000:judge-1")
     assert ids.index("task-0001:judge-1") < ids.index("task-0001:judge-2")

@@ -9,8 +9,8 @@ from html import unescape
 
 import pytest
 
-from reviews.defects import confirm_verifier_issue
-from reviews.selectors import review_page
+from reviews.pages.review_page import review_page
+from reviews.services.defects import confirm_verifier_issue
 from tests.conftest import make_row
 from tests.reviews.builders import DATA_REVISION, SOURCE_ID, build_run, publish, sync_rows
 from tests.reviews.defect_walk import DEFECT_FINDING, ISSUE_URL, defect_run

@@ -9,8 +9,8 @@ import json
 import pytest
 
 from atlas.models import Source
-from reviews import task_preview
-from reviews.selectors import card_anchor
+from reviews.pages import task_preview
+from reviews.pages.review_page import card_anchor
 from tests.reviews import factories as f
 
 pytestmark = pytest.mark.django_db

@@ -10,7 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from reviews.trace_viewers import RENDER_DEPTH, TRUNCATION_BYTES, TRUNCATION_NOTE, render_artifact
+from reviews.pages.trace_viewers import (
+    RENDER_DEPTH,
+    TRUNCATION_BYTES,
+    TRUNCATION_NOTE,
+    render_artifact,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "static" / "reviews" / "trace_viewers.js"

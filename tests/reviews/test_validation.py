@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from reviews.validation import PublicationRejected
+from reviews.services.validation import PublicationRejected
 from tests.reviews.builders import (
     DATA_REVISION,
     GRADING_REVISION,

@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
-from reviews.work_queue import SourceFiles, difficulty_commands, review_commands, source_slug
+from reviews.pages.work_queue import SourceFiles, difficulty_commands, review_commands, source_slug
 from tests.conftest import make_row
 from tests.reviews import factories as f
 

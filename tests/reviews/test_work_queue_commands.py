@@ -16,7 +16,7 @@ from django.core.management import call_command
 from atlas.api.views import source_row
 from atlas.models import Source
 from difficulty.registry import current_protocol
-from reviews.work_queue import work_queue
+from reviews.pages.work_queue import work_queue
 from tests.conftest import make_row
 from tests.difficulty.production.conftest import config_document, role_models
 from tests.model_server import ModelServer

@@ -16,8 +16,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from reviews.production.format.evidence_set import PUBLICATION_RESULT_FILE
-from reviews.publication import PublicationConflict, publish_run_directory
-from reviews.validation import PublicationRejected
+from reviews.services.publication import PublicationConflict, publish_run_directory
+from reviews.services.validation import PublicationRejected
 
 POLL_SECONDS = 2.0
 FINISHED = {"published", "failed"}

@@ -2,9 +2,9 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from reviews.defects import DefectRuleError, resolve_verifier_issue
+from reviews.api.serializers import issue_as_json
 from reviews.management.published_runs import add_review_choice, published_review_id
-from reviews.serializers import issue_as_json
+from reviews.services.defects import DefectRuleError, resolve_verifier_issue
 
 
 class Command(BaseCommand):

@@ -7,7 +7,7 @@ import json
 
 from django.core.management.base import BaseCommand
 
-from reviews.work_queue import NEEDS, InvalidLimit, checked_limit, work_queue
+from reviews.pages.work_queue import NEEDS, InvalidLimit, checked_limit, work_queue
 
 
 def limit_argument(text: str) -> int:

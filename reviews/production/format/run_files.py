@@ -6,7 +6,7 @@ What a run file is — a cited path must stay inside the run directory whatever 
 inside, FIFOs and devices; the path rules are ``reviews.production.format.path_safety``'s) — and the
 size and UTF-8 limits with their messages. Callers pass the exception class their refusal is
 reported with. The database half (stored-artifact conflicts, bulk writes) is
-``reviews.evidence_intake``.
+``reviews.services.intake``.
 """
 
 from __future__ import annotations

@@ -14,12 +14,13 @@ from reviews.links import (
     is_review_id,
     review_page_url,
 )
+from reviews.pages.review_page import review_page as build_review_page
+from reviews.pages.trace_viewers import render_artifact
 from reviews.production.format.run_files import normalized_relative
-from reviews.trace_viewers import render_artifact
 
 
 def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
-    page = selectors.review_page(review_id=review_id)
+    page = build_review_page(review_id=review_id)
     if page is None:
         return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     bundle = page.bundle

@@ -31,12 +31,7 @@ from rest_framework.views import APIView
 from atlas.api.authentication import LockingTokenAuthentication
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
 from reviews import selectors
-from reviews.archives import max_publication_bytes, too_large
-from reviews.defects import confirm_verifier_issue, resolve_verifier_issue
-from reviews.links import ARTIFACT_NOT_FOUND, REVIEW_NOT_FOUND
-from reviews.models import ReviewPublication, VerifierIssue
-from reviews.publication_jobs import enqueue_publication, expire_stale_publications
-from reviews.serializers import (
+from reviews.api.serializers import (
     ConfirmRequestSerializer,
     PublicationStateSerializer,
     PublicationUploadSerializer,
@@ -46,6 +41,11 @@ from reviews.serializers import (
     VerifierIssueSerializer,
     issue_as_json,
 )
+from reviews.links import ARTIFACT_NOT_FOUND, REVIEW_NOT_FOUND
+from reviews.models import ReviewPublication, VerifierIssue
+from reviews.services.archives import max_publication_bytes, too_large
+from reviews.services.defects import confirm_verifier_issue, resolve_verifier_issue
+from reviews.services.jobs import enqueue_publication, expire_stale_publications
 
 CanPublishReviews = permission_for_writes(
     PUBLISH_REVIEWS, "Publishing needs the reviews.publish_review permission."

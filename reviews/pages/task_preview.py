@@ -19,7 +19,7 @@ from atlas.models import Source
 from reviews.labels import verdict_label
 from reviews.links import artifact_page_url, review_page_url
 from reviews.models import Review, ReviewArtifact
-from reviews.selectors import card_anchor
+from reviews.pages.review_page import card_anchor
 
 # A preview, not the review: the first tasks in sample order; the review page has them all.
 PREVIEW_LIMIT = 10

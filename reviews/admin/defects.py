@@ -1,5 +1,5 @@
 """Admin for confirmed verifier defects: confirm through a form, resolve through an action page.
-Both go through reviews.defects; the admin never edits an issue directly (no Save on an issue's
+Both go through reviews.services.defects; the admin never edits an issue directly (no Save on an issue's
 page), and the forms offer only what the rules accept: a source picked by autocomplete, a
 confirming review among that source's ``verifier_defect`` collections, a URL input."""
 
@@ -16,7 +16,9 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, is_staff_member, may
-from reviews.defects import (
+from reviews.kinds import HasPoolRole
+from reviews.models import Review, VerifierIssue
+from reviews.services.defects import (
     RESOLUTION_PREFIX,
     DefectRuleError,
     confirm_verifier_issue,
@@ -24,8 +26,6 @@ from reviews.defects import (
     validate_confirmation,
     validate_resolution,
 )
-from reviews.kinds import HasPoolRole
-from reviews.models import Review, VerifierIssue
 
 
 def defect_collections(*, source_id: str | None = None) -> QuerySet[Review]:
@@ -124,7 +124,7 @@ CANDIDATE_LIMIT = 20
 
 def resolution_candidates(*, issue: VerifierIssue) -> list[ResolutionCandidate]:
     """The source's rating collections newer than the defect, each checked by the rule the
-    resolution itself applies (``reviews.defects.validate_resolution``)."""
+    resolution itself applies (``reviews.services.defects.validate_resolution``)."""
     reviews = (
         Review.objects.filter(
             source_id=issue.source_id, kind="rating", updated_at__gt=issue.created_at

@@ -6,7 +6,7 @@ The publication routes come first, so /api/reviews/publications/ never reaches t
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from reviews import api
+from reviews.api import views as api
 
 router = SimpleRouter()
 router.register("verifier-issues", api.VerifierIssueViewSet, basename="verifier-issue")

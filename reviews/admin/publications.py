@@ -18,13 +18,18 @@ from django.utils.html import format_html
 
 from atlas.admin import ReadOnlyAdmin
 from atlas.permissions import PUBLISH_REVIEWS, is_staff_member, may
-from reviews.archives import ArchiveRejected, archive_format, max_publication_bytes, too_large
 from reviews.links import review_page_url
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
-from reviews.publication import bind_grading_review
-from reviews.publication_jobs import enqueue_publication
-from reviews.validation import PublicationRejected
-from reviews.work_queue import work_queue
+from reviews.pages.work_queue import work_queue
+from reviews.services.archives import (
+    ArchiveRejected,
+    archive_format,
+    max_publication_bytes,
+    too_large,
+)
+from reviews.services.jobs import enqueue_publication
+from reviews.services.publication import bind_grading_review
+from reviews.services.validation import PublicationRejected
 
 QUEUE_PAGE_LIMIT = 50
 

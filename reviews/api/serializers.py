@@ -6,9 +6,9 @@ from django.urls import reverse
 from rest_framework import serializers
 
 from atlas.api.views import OpenVerifierIssueSerializer
-from reviews.archives import ArchiveRejected, archive_format
 from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.models import ReviewPublication, VerifierIssue
+from reviews.services.archives import ArchiveRejected, archive_format
 
 
 class PublicationUploadSerializer(serializers.Serializer):

@@ -27,10 +27,10 @@ from django.db.models import F
 from django.utils import timezone
 
 from atlas.web.unavailable import BrokerUnavailable, send_task
-from reviews.archives import ArchiveRejected, extract_archive
 from reviews.models import ReviewPublication
-from reviews.publication import PublicationConflict, publish_run_directory
-from reviews.validation import PublicationRejected
+from reviews.services.archives import ArchiveRejected, extract_archive
+from reviews.services.publication import PublicationConflict, publish_run_directory
+from reviews.services.validation import PublicationRejected
 
 logger = logging.getLogger(__name__)
 

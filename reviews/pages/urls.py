@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from reviews import views
+from reviews.pages import views
 
 urlpatterns = [
     path("review.html", views.legacy_review_link, name="legacy-review-link"),

@@ -22,15 +22,6 @@ from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.source_ids import ABSENT_OR_INACTIVE
 from reviews.applicability import grading_claim_text
-from reviews.evidence_intake import (
-    ArtifactFile,
-    RunDirectory,
-    artifact_file,
-    check_against_stored,
-    max_artifact_bytes,
-    not_text,
-    text_artifact,
-)
 from reviews.kinds import detect_kind, pool_role
 from reviews.models import Review, ReviewArtifact
 from reviews.production.format.attestations import Bridge, find_bridge
@@ -45,6 +36,15 @@ from reviews.production.format.evidence_set import (
     globbed_files,
 )
 from reviews.rating import source_syntheses, source_synthesis
+from reviews.services.intake import (
+    ArtifactFile,
+    RunDirectory,
+    artifact_file,
+    check_against_stored,
+    max_artifact_bytes,
+    not_text,
+    text_artifact,
+)
 from reviews.vocabularies import ReviewKind
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")

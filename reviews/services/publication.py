@@ -22,8 +22,6 @@ from atlas.rules.vocabularies import ChangeKind
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
-from reviews.defects import has_open_defect
-from reviews.evidence_intake import store_new_artifacts
 from reviews.models import (
     GradingBinding,
     Review,
@@ -31,7 +29,9 @@ from reviews.models import (
 )
 from reviews.production.format.evidence_set import GRADING_CLAIM_PATH
 from reviews.rating import derive_rating
-from reviews.validation import PublicationRejected, ValidatedRun, validate_run_directory
+from reviews.services.defects import has_open_defect
+from reviews.services.intake import store_new_artifacts
+from reviews.services.validation import PublicationRejected, ValidatedRun, validate_run_directory
 from reviews.vocabularies import ReviewKind
 
 logger = logging.getLogger(__name__)

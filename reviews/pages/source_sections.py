@@ -1,6 +1,6 @@
 """What reviews draw on the source page (through ``atlas.contributions``): the source's confirmed
 verifier defects, open and resolved, the sampled tasks of its current review
-(``reviews.task_preview``, three queries) and its review pool. The issues and the pool take
+(``reviews.pages.task_preview``, three queries) and its review pool. The issues and the pool take
 one query each, whatever the size of the pool (collections are counted and classified by the
 database, never loaded)."""
 
@@ -13,8 +13,8 @@ from atlas.models import Source
 from reviews.example_label import ExampleCollection
 from reviews.links import review_page_url
 from reviews.models import VerifierIssue
+from reviews.pages.task_preview import sampled_tasks
 from reviews.selectors import source_pool
-from reviews.task_preview import sampled_tasks
 
 
 def verifier_issues(*, source: Source) -> dict[str, Any] | None:
