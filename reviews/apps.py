@@ -15,7 +15,6 @@ class ReviewsConfig(AppConfig):
             register_display_context,
             register_source_section,
         )
-        from reviews.admin import defects as defects_admin  # noqa: F401  (registers the verifier-issue admin)
         from reviews.defect_invariant import register_sqlite_function
         from reviews.display_contributions import defects_and_grading
         from reviews.pages.source_sections import SECTIONS

@@ -1,9 +1,11 @@
-"""The layering of docs/architecture.md, checked on the source: atlas < reviews < difficulty.
+"""The layering of docs/architecture.md, checked on the source: atlas < reviews < difficulty, and
+inside each app its rooms, each ranked above the rooms it may import.
 
 Every module of the three apps is parsed (never imported). A test here fails when a module imports
-from an app above its own, when a module reaches into another app from inside a function (the old
-way of hiding a circle), when module-level imports form a circle, or when a catalog template
-includes a template of an upper app.
+from an app above its own or from a room above its own, when a module reaches into another app from
+inside a function (the old way of hiding a circle), when imports form a circle, when the producers'
+wing (``reviews/production/``) names Django, DRF or Celery, or when a catalog template includes a
+template of an upper app.
 """
 
 from __future__ import annotations
@@ -177,6 +179,126 @@ def test_no_import_circles_at_module_level_or_through_late_imports():
 
 
 INCLUDE = re.compile(r"""\{%\s*(?:include|extends)\s+["'](?P<name>[^"']+)["']""")
+
+
+# The rooms of each app from the ground up: a module imports only from its own room or a room
+# ranked lower (any room of an app below). A module of an app's root belongs to the room ``""``;
+# ``apps`` and ``tasks`` are the app's wiring (Django and Celery load them to assemble the app), so
+# they rank above its other rooms. The wing's rooms rank below the Django app that publishes what
+# they make.
+ROOMS = {
+    "reviews": {
+        "production.format": 0,
+        "production.examples": 0,
+        "production.workers": 0,
+        "production": 0,
+        "production.runtime": 1,
+        "production.make_review": 2,
+        "production.curation": 3,
+        "": 4,
+        "services": 5,
+        "pages": 6,
+        "api": 7,
+        "admin": 7,
+        "templatetags": 7,
+        "management": 8,
+        "wiring": 9,
+    },
+    "difficulty": {"": 0, "production": 1, "templatetags": 1, "management": 2, "wiring": 3},
+}
+WIRING = {"apps", "tasks"}
+WING = "reviews.production"
+FRAMEWORKS = ("django", "rest_framework", "celery", "django_filters", "drf_spectacular")
+
+
+def room_of(module: str) -> str:
+    """The room a module lives in: the folder under its app (the wing's rooms one level deeper);
+    a package's ``__init__`` belongs to its own folder."""
+    app, *rest = module.split(".")
+    path = MODULES.get(module)
+    folder = rest if path is not None and path.name == "__init__.py" else rest[:-1]
+    if app == "reviews" and folder[:1] == ["production"]:
+        return ".".join(folder[:2])
+    if folder:
+        return folder[0]
+    return "wiring" if rest and rest[0] in WIRING else ""
+
+
+def test_every_room_is_ranked():
+    unranked = sorted(
+        f"{module} ({room_of(module)!r})"
+        for module in MODULES
+        if app_of(module) in ROOMS and room_of(module) not in ROOMS[app_of(module)]
+    )
+    assert unranked == []
+
+
+@pytest.mark.parametrize("app", sorted(ROOMS))
+def test_no_module_imports_from_a_room_above_its_own(app):
+    ranks = ROOMS[app]
+    upward = [
+        f"{item.module}:{item.line} imports {item.target}"
+        for item in ALL_IMPORTS
+        if app_of(item.module) == app
+        and app_of(item.target) == app
+        and room_of(item.target) != room_of(item.module)
+        and ranks[room_of(item.target)] >= ranks[room_of(item.module)]
+    ]
+    assert upward == []
+
+
+def test_the_producers_wing_names_no_web_framework():
+    """Parsed, not imported: a function-level import counts as much as a module-level one."""
+    named = [
+        f"{item.module}:{item.line} imports {item.target}"
+        for item in ALL_IMPORTS
+        if item.module.startswith(WING) and item.target.split(".")[0] in FRAMEWORKS
+    ]
+    assert named == []
+
+
+def test_what_the_wing_loads_from_other_apps_loads_no_web_framework():
+    """The catalog modules the wing imports (JSON checks, pure rules) load no framework either."""
+    graph = import_graph(include_functions=False)
+    seen: set[str] = set()
+    frontier = [module for module in MODULES if module.startswith(WING)]
+    while frontier:
+        module = frontier.pop()
+        if module not in seen:
+            seen.add(module)
+            frontier.extend(graph[module])
+    outside = sorted(module for module in seen if not module.startswith(WING))
+    assert outside and all(app_of(module) == "atlas" for module in outside), outside
+    loaded = [
+        f"{item.module}:{item.line} imports {item.target}"
+        for item in ALL_IMPORTS
+        if item.module in seen
+        and item.in_function is None
+        and item.target.split(".")[0] in FRAMEWORKS
+    ]
+    assert loaded == []
+
+
+def test_make_difficulty_uses_only_the_wings_runtime_and_format():
+    allowed = (f"{WING}.runtime", f"{WING}.format")
+    reached = [
+        f"{item.module}:{item.line} imports {item.target}"
+        for item in ALL_IMPORTS
+        if item.module.startswith("difficulty.production")
+        and app_of(item.target) == "reviews"
+        and not item.target.startswith(allowed)
+    ]
+    assert reached == []
+
+
+def test_the_room_checks_see_what_they_judge():
+    assert room_of("reviews.production.make_review.stages.judge") == "production.make_review"
+    assert room_of("reviews.services.publication") == "services"
+    assert room_of("reviews.models") == "" and room_of("reviews.apps") == "wiring"
+    assert room_of("reviews.admin") == "admin" and room_of("reviews.production") == "production"
+    assert room_of("reviews.production.format") == "production.format"
+    wing_imports = [item for item in ALL_IMPORTS if item.module.startswith(WING)]
+    assert any(item.target.startswith(f"{WING}.runtime") for item in wing_imports)
 
 
 @pytest.mark.parametrize("app", APPS)

@@ -8,7 +8,7 @@ from atlas.filters import DIFFICULTY_CHOICES
 from atlas.rules.labels import MEASUREMENT_LABELS
 from difficulty import bars
 from difficulty.classification import Classification
-from difficulty.followups import HOSTED_NOTE, NO_ATTEMPTS_YET, section_title
+from difficulty.followups import is_complete, is_hosted, section_title
 from difficulty.review_sections import RUN_PREFIXES
 from difficulty.summary import build_summary, ordering_warning
 
@@ -66,8 +66,11 @@ def test_complete_followups_enter_the_summary_as_historical(report):
 def test_followup_titles_and_notes():
     assert section_title(followup(kind="alternate_checkpoint")) == "Hosted comparison · Complete"
     assert section_title(followup(state="pending")) == "Additional settings comparison · Pending"
-    assert HOSTED_NOTE.startswith("Changes the checkpoint, generation settings")
-    assert NO_ATTEMPTS_YET == "This comparison has no complete published attempts yet."
+    # The hosted note goes with a changed checkpoint only; a comparison shows its attempts only
+    # once it is complete (until then the section says it has none).
+    assert is_hosted(followup(kind="alternate_checkpoint"))
+    assert not is_hosted(followup(kind="recheck"))
+    assert is_complete(followup()) and not is_complete(followup(state="pending"))
 
 
 def test_ordering_warning_needs_an_ordering_audit(report):
