@@ -1,7 +1,7 @@
 """The open-defect invariant against every writer, raw SQL included.
 
-The defect services (``reviews.services.defects``) check the rules first so people get precise messages;
-the database makes the guarantee (migrations ``reviews.0002`` and ``reviews.0004``):
+The defect services (``reviews.services.defects``) check the rules first so people get precise
+messages; the database makes the guarantee (migrations ``reviews.0002`` and ``reviews.0004``):
 
 - ``catalog_sources``: while a source has an open issue, any insert or update is repaired to what
   the display state computes for it — quality capped

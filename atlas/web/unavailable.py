@@ -17,7 +17,7 @@ from django.db import DatabaseError, InterfaceError, OperationalError, connectio
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
 
-# BROKER_DOWN and send_task are re-exported: reviews.publication_jobs and the hostile tests import
+# BROKER_DOWN and send_task are re-exported: reviews.services.jobs and the hostile tests import
 # them from here, where they lived before the broker's module moved below the pages.
 from atlas.services.broker import BROKER_DOWN as BROKER_DOWN
 from atlas.services.broker import BrokerUnavailable

@@ -1,6 +1,6 @@
 """Admin for confirmed verifier defects: confirm through a form, resolve through an action page.
-Both go through reviews.services.defects; the admin never edits an issue directly (no Save on an issue's
-page), and the forms offer only what the rules accept: a source picked by autocomplete, a
+Both go through reviews.services.defects; the admin never edits an issue directly (no Save on an
+issue's page), and the forms offer only what the rules accept: a source picked by autocomplete, a
 confirming review among that source's ``verifier_defect`` collections, a URL input."""
 
 from dataclasses import dataclass

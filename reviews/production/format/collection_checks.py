@@ -1,7 +1,7 @@
 """The database-free checks of a review collection (publication steps 2–6).
 
-One code path for two callers: publication (``reviews.services.validation``) runs these before the checks
-against the Atlas source, and production (``reviews.production``) runs
+One code path for two callers: publication (``reviews.services.validation``) runs these before the
+checks against the Atlas source, and production (``reviews.production``) runs
 them after each judge and on the final collection. Nothing here touches the database, so
 ``make_review`` can validate on a machine without an Atlas database.
 """
