@@ -32,7 +32,7 @@ from typing import Any
 
 from django.core.management import call_command
 
-from atlas.api.views import source_row
+from atlas.api.row_values import source_row
 from atlas.models import Source
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from difficulty.registry import current_protocol

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.urls import reverse
 from rest_framework import serializers
 
-from atlas.api.views import OpenVerifierIssueSerializer
+from atlas.api.row_fields import OpenVerifierIssueSerializer
 from reviews.links import artifact_api_url, artifact_page_url, review_page_url
 from reviews.models import ReviewPublication, VerifierIssue
 from reviews.services.archives import ArchiveRejected, archive_format

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 
-from atlas.api.views import source_row
+from atlas.api.row_values import source_row
 from atlas.models import Source
 from difficulty.registry import current_protocol
 from reviews.pages.work_queue import work_queue

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from atlas.api.views import source_row
+from atlas.api.row_values import source_row
 from atlas.models import Source
 from atlas.services.display import refresh_display_state
 from difficulty.registry import current_protocol
