@@ -15,8 +15,11 @@ Slots:
 - **curated edit guards** — refuse a curator's edit of a curated column that a rule above forbids
   (an open defect caps Good), raising :class:`CuratedEditRefused` with the message to show.
 - **field guide intro** — the sentence above the catalog's field guide (the difficulty protocol).
-- **catalog cells** — the template (and its stylesheet) that draws a display column the catalog
-  cannot draw itself: the difficulty chart of ``difficulty_summary``.
+- **catalog cells** — the renderer (a function returning safe HTML, not a per-row template
+  include), the fuller form an opened row shows, the stylesheet, legend and filter help of a
+  display column the catalog cannot draw itself: the difficulty chart of ``difficulty_summary``.
+- **source page sections** — sections of ``/sources/<id>/`` built from the source (verifier
+  issues, sampled tasks, the review pool), each with the template that draws it.
 """
 
 from __future__ import annotations
