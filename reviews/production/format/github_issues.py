@@ -6,12 +6,14 @@ from __future__ import annotations
 import re
 
 GITHUB_ISSUE_RE = re.compile(
-    r"^https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*$"
+    r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/issues/[1-9][0-9]*"
 )
 
 
 def is_github_issue_url(url: str | None) -> bool:
-    return bool(GITHUB_ISSUE_RE.match(url or ""))
+    # fullmatch, never match with ``$``: ``$`` also matches before a trailing newline, and a URL
+    # ending in one was accepted.
+    return bool(GITHUB_ISSUE_RE.fullmatch(url or ""))
 
 
 def not_an_issue(url: str | None) -> str:
