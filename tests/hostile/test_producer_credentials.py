@@ -38,20 +38,34 @@ def refused(path: Path) -> str:
 
 
 @pytest.mark.parametrize(
-    "sections",
+    ("sections", "where"),
     [
-        {"model": {"secret_key": "x"}},
-        {"model": {"parameters": {"extra_headers": {"X-Api-Key": "x"}}}},
-        {"model": {"review_parameters": {"access_token": "x"}}},
-        {"runtime": {"gym_config": {"gsm8k": {"hf_token": "x"}}}},
-        {"runtime": {"harbor_environment": {"kwargs": {"db": [{"Passwd": "x"}]}}}},
-        {"source": {"clientSecret": "x"}},
-        {"source": {"credentials": {"user": "me"}}},
-        {"model": {"openaiApiKey": "x"}},
+        ({"model": {"secret_key": "x"}}, "model.secret_key"),
+        (
+            {"model": {"parameters": {"extra_headers": {"X-Api-Key": "x"}}}},
+            "model.parameters.extra_headers.X-Api-Key",
+        ),
+        (
+            {"model": {"review_parameters": {"access_token": "x"}}},
+            "model.review_parameters.access_token",
+        ),
+        (
+            {"runtime": {"gym_config": {"gsm8k": {"hf_token": "x"}}}},
+            "runtime.gym_config.gsm8k.hf_token",
+        ),
+        (
+            {"runtime": {"harbor_environment": {"kwargs": {"db": [{"Passwd": "x"}]}}}},
+            "runtime.harbor_environment.kwargs.db[0].Passwd",
+        ),
+        ({"source": {"clientSecret": "x"}}, "source.clientSecret"),
+        ({"source": {"credentials": {"user": "me"}}}, "source.credentials"),
+        ({"model": {"openaiApiKey": "x"}}, "model.openaiApiKey"),
     ],
 )
-def test_keys_named_like_credentials_are_refused(tmp_path, sections):
-    assert refused(config_file(tmp_path, **sections)) == CREDENTIALS_MESSAGE
+def test_keys_named_like_credentials_are_refused_naming_the_field(tmp_path, sections, where):
+    """The field is named (never its value), so the curator finds it in a long config."""
+    message = refused(config_file(tmp_path, **sections))
+    assert message == f"{CREDENTIALS_MESSAGE}: {where} is named like a credential"
 
 
 @pytest.mark.parametrize(

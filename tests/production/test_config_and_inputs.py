@@ -64,7 +64,10 @@ def test_parameters_cannot_override_identity(tmp_path, key):
         path = config_file(tmp_path, model={section: {key: 1}})
         message = refused(path)
         if key == "api_key":
-            assert message == "Put credentials in environment variables, not the review config"
+            assert message == (
+                "Put credentials in environment variables, not the review config: "
+                f"model.{section}.api_key is named like a credential"
+            )
         else:
             assert message == (
                 "Model parameters must not override identity, conversation, or credentials"
@@ -72,16 +75,20 @@ def test_parameters_cannot_override_identity(tmp_path, key):
 
 
 @pytest.mark.parametrize(
-    "where",
+    ("where", "field"),
     [
-        {"model": {"Authorization": "Bearer x"}},
-        {"runtime": {"harbor_environment": {"kwargs": [{"nested": {"TOKEN": "x"}}]}}},
-        {"source": {"extra": [[{"Password": "x"}]]}},
+        ({"model": {"Authorization": "Bearer x"}}, "model.Authorization"),
+        (
+            {"runtime": {"harbor_environment": {"kwargs": [{"nested": {"TOKEN": "x"}}]}}},
+            "runtime.harbor_environment.kwargs[0].nested.TOKEN",
+        ),
+        ({"source": {"extra": [[{"Password": "x"}]]}}, "source.extra[0][0].Password"),
     ],
 )
-def test_credential_guard_at_any_depth(tmp_path, where):
+def test_credential_guard_at_any_depth(tmp_path, where, field):
     assert refused(config_file(tmp_path, **where)) == (
-        "Put credentials in environment variables, not the review config"
+        "Put credentials in environment variables, not the review config: "
+        f"{field} is named like a credential"
     )
 
 

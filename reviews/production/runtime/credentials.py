@@ -14,7 +14,8 @@ A configuration is refused before any work when, at any depth, it holds
 - a value shaped like a key: a known key prefix (``sk-…``, ``hf_…``, ``ghp_…``, ``AKIA…``, a JWT,
   ``Bearer …``) or a long unbroken high-entropy string (see ``looks_random``).
 
-Messages name where the credential is (a credential-named key: no location), never the value.
+Messages name where the credential is (``model.parameters.api_key is named like a credential``),
+never the value.
 """
 
 from __future__ import annotations
@@ -138,7 +139,7 @@ def _found(value: Any, where: str) -> Iterator[str]:
         for key, item in value.items():
             here = f"{where}.{key}" if where else str(key)
             if isinstance(key, str) and is_credential_name(key, item):
-                yield ""  # a credential-named key: the bare message, no location
+                yield f"{here} is named like a credential"
                 return
             yield from _found(item, here)
     elif isinstance(value, list):
@@ -153,8 +154,6 @@ def _found(value: Any, where: str) -> Iterator[str]:
 def check_no_credentials(value: Any) -> None:
     """Refuse a configuration that holds a credential anywhere (module docstring)."""
     for problem in _found(value, ""):
-        if not problem:
-            raise ReviewProductionError(CREDENTIALS_MESSAGE)
         raise ReviewProductionError(f"{CREDENTIALS_MESSAGE}: {problem}")
 
 

@@ -124,7 +124,8 @@ def test_the_current_review_must_be_the_rows(tmp_path, write_config, good_source
 def test_credentials_in_the_config_are_refused(tmp_path, write_config):
     config = write_config(change=lambda d: d["roles"]["hosted"].update({"api_key": "sk-x"}))
     assert difficulty_fails(*run_args(config, tmp_path / "run")) == (
-        "Put credentials in environment variables, not the review config"
+        "Put credentials in environment variables, not the review config: "
+        "roles.hosted.api_key is named like a credential"
     )
 
 
