@@ -13,9 +13,9 @@ from typing import Any
 
 from reviews.production.runtime.hosts import AttemptHosts
 from reviews.production.runtime.identity import (
-    HARBOR_TREES,
     MARINSKYRL_TREES,
     checkout_identity,
+    harbor_identity,
     sha256_file,
     wing_hashes,
 )
@@ -117,9 +117,7 @@ def code_identity(*, runtime: dict[str, Any], tasks: tuple[Task, ...]) -> dict[s
         "implementation": implementation_hashes(),
     }
     if any(task.route == HARBOR_ROUTE for task in tasks):
-        identity["harbor"] = checkout_identity(
-            checkout=Path(runtime["harbor_checkout"]), trees=HARBOR_TREES
-        )
+        identity["harbor"] = harbor_identity(runtime=runtime)
     return identity
 
 

@@ -111,7 +111,8 @@ def test_runtime_limits_are_positive(tmp_path, key):
 
 def test_runtime_rules(tmp_path):
     assert refused(config_file(tmp_path, runtime={"harbor_agent": {"name": "claude-code"}})) == (
-        "Harbor reviews currently use terminus-2 so solver and judges share the configured model"
+        "Harbor reviews use terminus-2 so solver and judges share the configured model, "
+        "or the model-free oracle or nop agent"
     )
     for verifier in ({"disable": True}, {"import_path": "x:y"}):
         path = config_file(tmp_path, runtime={"harbor_verifier": verifier})
@@ -119,6 +120,8 @@ def test_runtime_rules(tmp_path):
     assert refused(config_file(tmp_path, source={"format": "csv"})) == (
         "format must be skyrl_prepared, harbor_directory, or task_manifest"
     )
+    for agent in ("oracle", "nop"):  # model-free: they test the task itself
+        load_config(path=config_file(tmp_path, runtime={"harbor_agent": {"name": agent}}))
     config = load_config(
         path=config_file(
             tmp_path, runtime={"harbor_agent": {"name": "offline_terminus:OfflineTerminus2"}}

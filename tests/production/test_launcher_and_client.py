@@ -141,6 +141,12 @@ def test_builtin_routes(tmp_path):
     assert gym.pythonpath == ("/c/skyrl-gym", "/c/skyrl-train", "/c")
     harbor = worker_route(route="harbor", runtime=runtime)
     assert harbor.pythonpath == ("/h/src", "/c/skyrl-gym", "/c/skyrl-train", "/c")
+    # A registry-installed Harbor is the interpreter's own: no checkout on the path.
+    registry = worker_route(route="harbor", runtime={**runtime, "harbor_checkout": None})
+    assert registry.python == "/hpy"
+    assert registry.pythonpath == ("/c/skyrl-gym", "/c/skyrl-train", "/c")
+    with pytest.raises(ReviewProductionError, match=r"runtime\.harbor_python is required"):
+        worker_route(route="harbor", runtime={**runtime, "harbor_python": None})
     with pytest.raises(ReviewProductionError, match="No native worker for route other"):
         worker_route(route="other", runtime=runtime)
     for route in ("skyrl_gym", "harbor"):

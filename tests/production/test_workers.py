@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from reviews.production.runtime.errors import ReviewProductionError
+from reviews.production.runtime.identity import harbor_identity as harbor_identity_of
 from tests.model_server import ModelServer, completion
 from tests.production.conftest import gsm8k_rows, write_parquet
 from tests.production.contract_checkout import add_probe_environment, add_verification_contract
@@ -485,3 +487,16 @@ def test_a_registry_harbor_is_identified_by_package_and_installed_files(tmp_path
 def test_no_installed_harbor_is_refused(tmp_path):
     done = harbor_identity(tmp_path)
     assert done.returncode == 1 and "No harbor distribution is installed" in done.stderr
+
+
+def test_make_review_names_a_registry_harbor_by_its_package(tmp_path, monkeypatch):
+    site = fake_harbor_install(tmp_path / "site")
+    monkeypatch.setenv("PYTHONPATH", str(site))
+    identity = harbor_identity_of(runtime={"harbor_python": sys.executable})
+    assert (identity["source"], identity["version"]) == ("package", "0.25.0")
+    assert "commit" not in identity
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path / "empty"))
+    with pytest.raises(ReviewProductionError, match="No harbor distribution is installed"):
+        harbor_identity_of(runtime={"harbor_python": sys.executable})
+    with pytest.raises(ReviewProductionError, match=r"runtime\.harbor_python is required"):
+        harbor_identity_of(runtime={})

@@ -117,7 +117,8 @@ class Run:
             "marinskyrl_commit": self.marinskyrl["commit"],
             "marinskyrl_dirty": self.marinskyrl["dirty"],
             "marinskyrl_python_tree_sha256": self.marinskyrl["python_tree_sha256"],
-            "harbor_commit": self.harbor["commit"] if self.harbor else None,
+            # A registry-installed Harbor has no commit (run.json names its package instead).
+            "harbor_commit": self.harbor.get("commit") if self.harbor else None,
         }
         if outcomes is not None:
             package = single_verifyit(

@@ -28,7 +28,9 @@ STRUCTURED_OUTPUT_KEYS = frozenset(
      "structured_outputs", "json_schema", "grammar"}
 )  # fmt: skip
 SOURCE_FORMATS = ("skyrl_prepared", "harbor_directory", "task_manifest")
-HARBOR_AGENTS = ("terminus-2", "offline_terminus:OfflineTerminus2")
+# Terminus-2 (also offline) talks to the configured model, which the judges share; the oracle
+# (the task's own solution) and nop (no action) agents talk to none: they test the task itself.
+HARBOR_AGENTS = ("terminus-2", "offline_terminus:OfflineTerminus2", "oracle", "nop")
 REWARD_MODES = ("scalar", "skill2env_components")
 RUNTIME_PATHS = ("marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python")
 POSITIVE_RUNTIME_KEYS = ("max_turns", "agent_timeout", "worker_timeout")
@@ -277,8 +279,8 @@ def resolve_runtime(*, runtime: Any, base: Path) -> dict[str, Any]:
     agent = {"name": "terminus-2", "kwargs": {}, **(resolved.get("harbor_agent") or {})}
     if agent["name"] not in HARBOR_AGENTS:
         raise ReviewProductionError(
-            "Harbor reviews currently use terminus-2 so solver and judges share the "
-            "configured model"
+            "Harbor reviews use terminus-2 so solver and judges share the configured model, "
+            "or the model-free oracle or nop agent"
         )
     resolved["harbor_agent"] = agent
     resolved.setdefault("harbor_environment", {})

@@ -22,6 +22,9 @@ MARINSKYRL_TREES = (
     "marinskyrl",
 )
 HARBOR_TREES = ("src/harbor",)
+# Run by the Harbor interpreter: a registry-installed Harbor's package, version and file digest.
+HARBOR_PACKAGE_PROBE = Path(__file__).resolve().parent.parent / "workers" / "harbor_identity.py"
+PROBE_SECONDS = 120
 # MarinSkyRL's verification contract: module → its file in the checkout.
 GYM_CONTRACT_MODULES = {
     "skyrl_gym.verification": "skyrl-gym/skyrl_gym/verification.py",
@@ -75,6 +78,30 @@ def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, An
         "dirty": bool(status.strip()),
         "python_tree_sha256": python_tree_sha256(checkout=checkout, trees=trees),
     }
+
+
+def harbor_identity(*, runtime: dict[str, Any]) -> dict[str, Any]:
+    """The Harbor the attempts run: a git checkout (``runtime.harbor_checkout``) by its commit and
+    Python tree, else the package installed for ``runtime.harbor_python`` by name, version and a
+    digest of its installed files (``workers/harbor_identity.py``) — a registry package has no
+    commit, and none is recorded."""
+    checkout = runtime.get("harbor_checkout")
+    if checkout:
+        return checkout_identity(checkout=Path(checkout), trees=HARBOR_TREES)
+    python = runtime.get("harbor_python")
+    if not python:
+        raise ReviewProductionError("runtime.harbor_python is required for Harbor tasks")
+    try:
+        done = subprocess.run(
+            [str(python), str(HARBOR_PACKAGE_PROBE)],
+            capture_output=True, text=True, timeout=PROBE_SECONDS, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise ReviewProductionError(f"Cannot ask {python} which Harbor it runs: {exc}") from None
+    if done.returncode != 0:
+        reason = (done.stderr.strip().splitlines() or ["no reason given"])[-1]
+        raise ReviewProductionError(f"No Harbor for runtime.harbor_python {python}: {reason}")
+    return json.loads(done.stdout)
 
 
 def python_tree_sha256(*, checkout: Path, trees: tuple[str, ...]) -> str:

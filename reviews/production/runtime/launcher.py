@@ -85,14 +85,16 @@ def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
             raise ReviewProductionError("runtime.gym_python is required for Gym tasks")
         return WorkerRoute(runtime["gym_python"], GYM_WORKER, gym_paths)
     if route == HARBOR_ROUTE:
-        if not runtime.get("harbor_python") or not runtime.get("harbor_checkout"):
-            raise ReviewProductionError(
-                "runtime.harbor_python and runtime.harbor_checkout are required for Harbor tasks"
-            )
+        if not runtime.get("harbor_python"):
+            raise ReviewProductionError("runtime.harbor_python is required for Harbor tasks")
+        # A Harbor checkout goes first on the path; a registry install is the interpreter's own.
+        checkout_src = (
+            (f"{runtime['harbor_checkout']}/src",) if runtime.get("harbor_checkout") else ()
+        )
         return WorkerRoute(
             runtime["harbor_python"],
             str(WORKERS_DIR / "harbor_worker.py"),
-            (f"{runtime['harbor_checkout']}/src", *gym_paths),
+            (*checkout_src, *gym_paths),
         )
     raise ReviewProductionError(f"No native worker for route {route}")
 

@@ -14,11 +14,11 @@ from reviews.production.runtime.config import resumable_view
 from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
 from reviews.production.runtime.grading import grading_identity
 from reviews.production.runtime.identity import (
-    HARBOR_TREES,
     MARINSKYRL_TREES,
     checkout_identity,
     folder_hashes,
     gym_verification_contract,
+    harbor_identity,
     implementation_hashes,
     round_trip,
     schema_sha256,
@@ -97,10 +97,7 @@ def _identity(run: Run, sample: Sample) -> dict[str, Any]:
     if any(task.route == GYM_ROUTE for task in sample.tasks):
         identity["gym_verification_contract"] = gym_verification_contract(checkout=Path(checkout))
     if any(task.route == HARBOR_ROUTE for task in sample.tasks):
-        harbor = run.runtime.get("harbor_checkout")
-        if not harbor:
-            raise ReviewProductionError("runtime.harbor_checkout is required for Harbor tasks")
-        identity["harbor"] = checkout_identity(checkout=Path(harbor), trees=HARBOR_TREES)
+        identity["harbor"] = harbor_identity(runtime=run.runtime)
     return round_trip(identity)
 
 

@@ -1,0 +1,106 @@
+"""make_review on a native Harbor task directory, its attempts real trials with a Harbor from
+the package registry, three judges from the tests' model server, then publish_review → rating."""
+
+from __future__ import annotations
+
+import json
+import sys
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from atlas.models import Source
+from atlas.services.sync import sync_catalog
+from tests.harbor.tasks import task_files, write_task
+from tests.production.helpers import load, make_review
+from tests.production.review_model import ReviewModel
+
+pytestmark = [pytest.mark.harbor, pytest.mark.slow]
+
+# A Harbor source of the packaged catalog (a native Task Trove release).
+SOURCE_ID = "Task Trove:AweAI-Team__CalibForge"
+REPOSITORY = "open-athena/task-trove"
+REVISION = "ec049a4fb541ffbe5bbccb803e826563f5718dbf"
+
+
+@pytest.fixture
+def review_config(tmp_path, machinery, model_server, marinskyrl_checkout, monkeypatch):
+    """A review config for one harbor_directory task and the engine in make_review's
+    environment, as a reviewer exports it."""
+    monkeypatch.setenv("DOCKER_HOST", machinery.docker_host)
+    monkeypatch.setenv("DOCKER_CONFIG", machinery.docker_config)
+    monkeypatch.setenv("ATLAS_TEST_MODEL_KEY", "sk-harbor-tier")
+    model_server.default = ReviewModel()
+    write_task(tmp_path / "tasks" / "add", task_files(image=machinery.images["tiny"]))
+
+    def write(agent: str):
+        config = {
+            "model": {"name": "test/solver-judge", "base_url": model_server.base_url,
+                      "timeout": 30, "revision": "a" * 40, "api_key_env": "ATLAS_TEST_MODEL_KEY",
+                      "parameters": {"temperature": 0.0, "max_tokens": 512},
+                      "review_parameters": {"temperature": 0.0, "max_tokens": 4096},
+                      "retry_backoff_seconds": 0.01},
+            "runtime": {"marinskyrl_checkout": str(marinskyrl_checkout),
+                        "gym_python": sys.executable, "harbor_python": machinery.harbor_python,
+                        "max_turns": 50, "agent_timeout": 300, "worker_timeout": 900,
+                        "harbor_agent": {"name": agent, "kwargs": {}},
+                        "harbor_environment": {
+                            "extra_docker_compose": [machinery.no_network_overlay]}},
+            "source": {"source_id": SOURCE_ID, "repository": REPOSITORY, "revision": REVISION,
+                       "tasks_path": str(tmp_path / "tasks"), "format": "harbor_directory"},
+        }  # fmt: skip
+        path = tmp_path / f"review-{agent}.json"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        return path
+
+    return write
+
+
+@pytest.mark.django_db
+def test_the_oracle_run_is_verified_and_published_as_a_rating(
+    tmp_path, review_config, packaged_catalog
+):
+    output = tmp_path / "run-oracle"
+    stdout, _ = make_review("--config", str(review_config("oracle")), "--n", "1",
+                            "--output", str(output))  # fmt: skip
+    assert stdout.strip() == f"Saved 6 reviews to {output}/quality-reviews.json"
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["verification"]["status"] == "verified"
+    assert attempt["verification"]["passed"] is True and attempt["verifier_executed"] is True
+    execution = output / attempt["execution_path"]
+    assert (execution / "task" / "tests" / "test.sh").is_file()  # the task as it ran
+    (trial,) = execution.glob("review-*")
+    assert (trial / "verifier" / "reward.txt").read_text().strip() == "1"
+    # The Harbor from the registry, named by package and files, never by a made-up commit.
+    run = load(output / "run.json")
+    assert run["harbor"]["source"] == "package" and run["harbor"]["version"] == "0.25.0"
+    assert "commit" not in run["harbor"]
+    collection = load(output / "quality-reviews.json")
+    assert collection["execution_provenance"]["harbor_commit"] is None
+    runtime = next(r for r in collection["reviews"] if r["id"].endswith("/runtime"))
+    assert runtime["summary"].startswith("Native harbor verification: verified.")
+    assert {e["snapshot_path"] for e in runtime["evidence"]} >= {
+        "tasks/0000/attempt.json",
+        f"{attempt['execution_path']}/harbor-result.json",
+    }
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    out = json.loads(_publish(output))
+    assert out["kind"] == "rating" and out["quality"] == "good"
+    source = Source.objects.get(id=SOURCE_ID)
+    assert (source.effective_quality, source.review_id) == ("good", out["review_id"])
+
+
+def _publish(output) -> str:
+    stdout = StringIO()
+    call_command("publish_review", "--run-dir", str(output), "--atlas-id", SOURCE_ID,
+                 stdout=stdout)  # fmt: skip
+    return stdout.getvalue()
+
+
+def test_the_nop_run_fails_its_attempt(tmp_path, review_config):
+    output = tmp_path / "run-nop"
+    make_review("--config", str(review_config("nop")), "--n", "1", "--output", str(output))
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["verification"]["status"] == "verified"
+    assert attempt["verification"]["score"] == 0.0 and attempt["verification"]["passed"] is False
