@@ -12,7 +12,9 @@ from django.core.management import call_command
 
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
+from tests.atlas.test_count_inputs import write_metadata
 from tests.harbor.tasks import task_files, write_task
+from tests.production.harbor_standin import task_archive, tasktrove_dataset
 from tests.production.helpers import load, make_review
 from tests.production.review_model import ReviewModel
 
@@ -22,6 +24,7 @@ pytestmark = [pytest.mark.harbor, pytest.mark.slow]
 SOURCE_ID = "Task Trove:AweAI-Team__CalibForge"
 REPOSITORY = "open-athena/task-trove"
 REVISION = "ec049a4fb541ffbe5bbccb803e826563f5718dbf"
+PARQUET = "tasks/part-00000.parquet"
 
 
 @pytest.fixture
@@ -34,7 +37,7 @@ def review_config(tmp_path, machinery, model_server, marinskyrl_checkout, monkey
     model_server.default = ReviewModel()
     write_task(tmp_path / "tasks" / "add", task_files(image=machinery.images["tiny"]))
 
-    def write(agent: str):
+    def write(agent: str, source: dict | None = None):
         config = {
             "model": {"name": "test/solver-judge", "base_url": model_server.base_url,
                       "timeout": 30, "revision": "a" * 40, "api_key_env": "ATLAS_TEST_MODEL_KEY",
@@ -47,8 +50,9 @@ def review_config(tmp_path, machinery, model_server, marinskyrl_checkout, monkey
                         "harbor_agent": {"name": agent, "kwargs": {}},
                         "harbor_environment": {
                             "extra_docker_compose": [machinery.no_network_overlay]}},
-            "source": {"source_id": SOURCE_ID, "repository": REPOSITORY, "revision": REVISION,
-                       "tasks_path": str(tmp_path / "tasks"), "format": "harbor_directory"},
+            "source": source or {
+                "source_id": SOURCE_ID, "repository": REPOSITORY, "revision": REVISION,
+                "tasks_path": str(tmp_path / "tasks"), "format": "harbor_directory"},
         }  # fmt: skip
         path = tmp_path / f"review-{agent}.json"
         path.write_text(json.dumps(config), encoding="utf-8")
@@ -104,3 +108,35 @@ def test_the_nop_run_fails_its_attempt(tmp_path, review_config):
     attempt = load(output / "tasks/0000/attempt.json")
     assert attempt["verification"]["status"] == "verified"
     assert attempt["verification"]["score"] == 0.0 and attempt["verification"]["passed"] is False
+
+
+@pytest.mark.django_db
+def test_prepare_tasks_make_review_publish_review_are_three_commands(
+    tmp_path, machinery, review_config, packaged_catalog, packaged_rows
+):
+    # The release as Task Trove packs it; the task's Dockerfile bakes the answer in, so the
+    # model-free nop agent passes only if the packed task was built and its tests ran.
+    files = task_files(image=machinery.images["tiny"], solution=None,
+                       dockerfile_lines=("RUN echo 7 > /app/answer.txt",))  # fmt: skip
+    name = SOURCE_ID.removeprefix("Task Trove:")
+    snapshot = tmp_path / "task-trove"
+    tasktrove_dataset(snapshot / PARQUET, [
+        {"source": "another-release", "path": "tasks/x", "task_binary": task_archive(files)},
+        {"source": name, "path": "tasks/add", "task_binary": task_archive(files)},
+    ])  # fmt: skip
+    write_metadata(snapshot, PARQUET, REVISION)
+    row = tmp_path / "row.json"
+    row.write_text(json.dumps(next(r for r in packaged_rows if r["id"] == SOURCE_ID)))
+    call_command("prepare_tasks", "--atlas-id", SOURCE_ID, "--atlas-row", str(row),
+                 "--snapshot", str(snapshot), "--files", PARQUET,
+                 "--output", str(tmp_path / "prepared"), stdout=StringIO())  # fmt: skip
+    source = load(tmp_path / "prepared" / "prepared-tasks.json")["source"]
+    output = tmp_path / "run"
+    make_review("--config", str(review_config("nop", source)), "--n", "1",
+                "--output", str(output))  # fmt: skip
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["verification"]["passed"] is True, attempt
+    assert load(output / "run.json")["tasks"][0]["packed_task"]["path"] == "tasks/add"
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    assert json.loads(_publish(output))["kind"] == "rating"
+    assert Source.objects.get(id=SOURCE_ID).review_source_revision == REVISION
