@@ -440,3 +440,11 @@ def test_signed_in_staff_see_links_to_the_admin_and_the_work_queue(client, catal
     assert '<a href="/admin/reviews/review/queue/">Work queue</a>' in html
     client.force_login(make_curator("visitor", staff=False, permitted=False))
     assert "Curator tools" not in page(client)
+
+
+def test_each_stylesheet_is_linked_once(client, catalog):
+    # Issue 34: difficulty.css was linked by the base template and by the difficulty cell.
+    for url in ("/", "/sources/MarinSkyRL:a/", "/changes/"):
+        sheets = re.findall(r'<link rel="stylesheet" href="([^"]+)"', page(client, url[1:]))
+        assert sheets and len(sheets) == len(set(sheets)), (url, sheets)
+    assert "/static/difficulty/difficulty.css" in page(client)
