@@ -182,6 +182,16 @@ def review_with_source(*, review_id: str) -> Review | None:
     return Review.objects.select_related("source").filter(id=review_id).first()
 
 
+def artifact_index(*, review_id: str) -> list[ArtifactEntry]:
+    """Path, digest and size of every artifact of a review, by path (never their contents)."""
+    rows = (
+        ReviewArtifact.objects.filter(review_id=review_id)
+        .order_by("path")
+        .values_list("path", "sha256", "size")
+    )
+    return [ArtifactEntry(path=path, sha256=sha, size=size) for path, sha, size in rows]
+
+
 def artifact_sha256(*, review_id: str, path: str) -> str | None:
     return (
         ReviewArtifact.objects.filter(review_id=review_id, path=path)

@@ -10,10 +10,13 @@ import json
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.urls import reverse
+
 from atlas.rules import timestamps
 from atlas.rules.labels import is_web_link
 from reviews import labels, page_sections
 from reviews.models import Review
+from reviews.pages.native_outcome import outcome_of
 from reviews.pages.review_heading import ReviewHeading, review_heading
 from reviews.production.format.synthesis_selection import is_source_synthesis
 from reviews.selectors import ATTESTATION_PATH, ReviewBundle, newest_first, review_bundle
@@ -94,6 +97,14 @@ class IssueLine:
     resolution: Resolution | None = None
     # Reported by a collection of the source's pool, not by the one this page shows.
     from_pool: bool = False
+    # The task whose reviews load when opened (None for a card the page shows itself).
+    task: TaskGroup | None = None
+
+    @property
+    def href(self) -> str:
+        """A card of a task lives on the task's page until its group is opened: the link works
+        without a script, and review.js opens the group in place instead."""
+        return f"{self.task.url}#{self.anchor}" if self.task else f"#{self.anchor}"
 
 
 def finding_resolutions(*, bundle: ReviewBundle) -> dict[tuple[str, str | None], Resolution]:
@@ -225,9 +236,12 @@ def _card_order(card: ReviewCard) -> tuple[bool, bool, bool, float, str]:
     )
 
 
-def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
+def issue_summary(
+    *, cards: list[ReviewCard], groups: list[TaskGroup] | None = None
+) -> list[IssueLine]:
     """Every ``kind: issue`` finding of the displayed cards, in card order; a finding of a
     verifier defect resolved since says so."""
+    task_of = {card.anchor: group for group in groups or [] for card in group.cards}
     return [
         IssueLine(
             prefix=f"{card.method_label} · {card.reviewer_label}",
@@ -239,9 +253,109 @@ def issue_summary(*, cards: list[ReviewCard]) -> list[IssueLine]:
             anchor=card.anchor,
             resolution=card.resolution,
             from_pool=not card.is_main_collection,
+            task=task_of.get(card.anchor),
         )
         for card in cards
         for finding in card.issues
+    ]
+
+
+# --- tasks: each task's cards load when its group opens ------------------------------------------
+
+
+@dataclass(frozen=True)
+class TaskGroup:
+    """One task subject's cards (native attempt, judges, syntheses, of every collection shown):
+    the page shows a line per task, its cards load from ``url`` when the line opens."""
+
+    key: str
+    url: str
+    subject: dict[str, Any]
+    cards: list[ReviewCard]
+
+    @property
+    def anchor(self) -> str:
+        return f"task-{self.key}"
+
+    @property
+    def task_id(self) -> str:
+        return str(self.subject.get("task_id") or self.subject.get("id") or labels.NOT_RECORDED)
+
+    @property
+    def card_anchors(self) -> str:
+        return " ".join(card.anchor for card in self.cards)
+
+    @property
+    def _current(self) -> list[ReviewCard]:
+        return [card for card in self.cards if not card.superseded]
+
+    @property
+    def outcome(self) -> tuple[str, str]:
+        native = next(
+            (c.review for c in self._current if c.review.get("method") == "runtime_execution"),
+            None,
+        )
+        return outcome_of(native)
+
+    @property
+    def judges(self) -> list[str]:
+        return [
+            c.verdict_label for c in self._current if c.review.get("method") == "model_judgment"
+        ]
+
+    @property
+    def combined(self) -> str | None:
+        return next(
+            (c.verdict_label for c in self._current if c.review.get("method") == "synthesis"),
+            None,
+        )
+
+    @property
+    def issue_count(self) -> int:
+        return sum(len(card.issues) for card in self.cards)
+
+    @property
+    def issue_badge(self) -> str | None:
+        return labels.count_label(self.issue_count, "issue") if self.issue_count else None
+
+    @property
+    def review_count(self) -> str:
+        return labels.count_label(len(self.cards), "review")
+
+
+def task_key(subject_id: str) -> str:
+    """The URL key of a task subject on a review page (stable across renders and publications)."""
+    return hashlib.sha256(subject_id.encode()).hexdigest()[:16]
+
+
+def task_url(*, review_id: str, key: str) -> str:
+    return reverse("review-task", kwargs={"review_id": review_id, "task_key": key})
+
+
+def task_groups(*, bundle: ReviewBundle, cards: list[ReviewCard]) -> list[TaskGroup]:
+    """The task-level cards grouped by their subject, in sample order (the main collection's
+    subjects first, then the supplemental collections'); each group's cards in card order."""
+    subjects: dict[str, dict[str, Any]] = {}
+    for owner in (bundle.review, *bundle.supplemental):
+        for subject in owner.collection.get("subjects") or []:
+            if isinstance(subject, dict) and subject.get("level") == "task":
+                subject_id = subject.get("id")
+                if isinstance(subject_id, str):
+                    subjects.setdefault(subject_id, subject)
+    by_subject: dict[str, list[ReviewCard]] = {}
+    for card in cards:
+        subject_id = card.review.get("subject_id")
+        if card.level == "Task" and subject_id in subjects:
+            by_subject.setdefault(subject_id, []).append(card)
+    return [
+        TaskGroup(
+            key=(key := task_key(subject_id)),
+            url=task_url(review_id=bundle.review.id, key=key),
+            subject=subject,
+            cards=by_subject[subject_id],
+        )
+        for subject_id, subject in subjects.items()
+        if subject_id in by_subject
     ]
 
 
@@ -472,6 +586,9 @@ def attestations(*, bundle: ReviewBundle) -> list[Attestation]:
 class ReviewPage:
     bundle: ReviewBundle
     cards: list[ReviewCard]
+    # What the page shows: the cards of no task, and a line per task whose cards load when opened.
+    source_cards: list[ReviewCard]
+    task_groups: list[TaskGroup]
     issues: list[IssueLine]
     issue_panel: IssuePanel
     provenance: ProvenanceLine
@@ -490,12 +607,16 @@ def review_page(*, review_id: str) -> ReviewPage | None:
     if bundle is None:
         return None
     cards = review_cards(bundle=bundle)
+    groups = task_groups(bundle=bundle, cards=cards)
+    grouped = {card.anchor for group in groups for card in group.cards}
     supplemental = [other.collection for other in bundle.supplemental]
     collection = bundle.review.collection
-    issues = issue_summary(cards=cards)
+    issues = issue_summary(cards=cards, groups=groups)
     return ReviewPage(
         bundle=bundle,
         cards=cards,
+        source_cards=[card for card in cards if card.anchor not in grouped],
+        task_groups=groups,
         issues=issues,
         issue_panel=IssuePanel(lines=issues),
         provenance=provenance_line(collection=collection, supplemental=supplemental),
@@ -515,3 +636,14 @@ def review_page(*, review_id: str) -> ReviewPage | None:
         ),
         has_collection_artifact=COLLECTION_PATH in bundle.own_artifact_paths,
     )
+
+
+def review_task(*, review_id: str, key: str) -> tuple[ReviewBundle, TaskGroup] | None:
+    """One task's group of a review page (what its line loads), or None when the review or the
+    task is unknown."""
+    bundle = review_bundle(review_id=review_id)
+    if bundle is None:
+        return None
+    groups = task_groups(bundle=bundle, cards=review_cards(bundle=bundle))
+    group = next((group for group in groups if group.key == key), None)
+    return None if group is None else (bundle, group)

@@ -19,6 +19,7 @@ from atlas.models import Source
 from reviews.labels import verdict_label
 from reviews.links import artifact_page_url, review_page_url
 from reviews.models import Review, ReviewArtifact
+from reviews.pages.native_outcome import outcome_of
 from reviews.pages.review_page import card_anchor
 
 # A preview, not the review: the first tasks in sample order; the review page has them all.
@@ -28,11 +29,6 @@ EXCERPT_CHARS = 320
 MAX_INPUT_BYTES = 256 * 1024
 INPUT_NAME = "input.json"
 UNKNOWN = "Unknown"
-VERIFICATION_WORDS = {
-    "verified": "Verified",
-    "error": "Verifier error",
-    "unavailable": "Unavailable",
-}
 
 
 @dataclass(frozen=True)
@@ -90,25 +86,6 @@ def _object(value: Any) -> dict[str, Any]:
 
 def _attributes(review: dict[str, Any]) -> dict[str, Any]:
     return _object(review.get("attributes"))
-
-
-def outcome_of(review: dict[str, Any] | None) -> tuple[str, str]:
-    """The native verifier's result of a task's runtime review, in words, and its state."""
-    if review is None:
-        return "No native attempt recorded", "unverified"
-    verification = _attributes(review).get("verification")
-    verification = _object(verification)
-    status = verification.get("status")
-    if status != "verified":
-        reason = verification.get("reason")
-        word = VERIFICATION_WORDS.get(str(status), "Not verified")
-        return (f"{word} · {reason}" if reason else word), "unverified"
-    passed = verification.get("passed")
-    score = verification.get("score")
-    parts = ["Passed" if passed else "Failed" if passed is False else "Verified"]
-    if score is not None and not isinstance(score, bool):
-        parts.append(f"score {score}")
-    return " · ".join(parts), "passed" if passed else "failed"
 
 
 def _input_path(review: dict[str, Any] | None) -> str | None:

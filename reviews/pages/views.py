@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import render
+from django.utils.cache import patch_vary_headers
 
+from atlas.web.views import REGION_HEADER
 from reviews import selectors
 from reviews.links import (
     ARTIFACT_NOT_FOUND,
@@ -15,6 +17,7 @@ from reviews.links import (
     review_page_url,
 )
 from reviews.pages.review_page import review_page as build_review_page
+from reviews.pages.review_page import review_task as build_review_task
 from reviews.pages.trace_viewers import render_artifact
 from reviews.production.format.run_files import normalized_relative
 
@@ -33,6 +36,56 @@ def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
             "source": bundle.source,
             "artifact_paths": bundle.own_artifact_paths,
         },
+    )
+
+
+# What review.js asks for (and checks in the answer) when a task or the evidence index opens.
+FRAGMENT = "fragment"
+TASK_NOT_FOUND = "Task not found"
+
+
+def _page_or_fragment(
+    request: HttpRequest, *, page: str, fragment: str, context: dict[str, object]
+) -> HttpResponse:
+    """The whole page (what a link opens, with or without a script), or only the part the review
+    page inserts when a section opens, marked as such."""
+    partial = request.headers.get(REGION_HEADER) == FRAGMENT
+    response = render(request, fragment if partial else page, context)
+    if partial:
+        response[REGION_HEADER] = FRAGMENT
+    patch_vary_headers(response, [REGION_HEADER])
+    return response
+
+
+def review_task(request: HttpRequest, review_id: str, task_key: str) -> HttpResponse:
+    """One task's native attempt, judgments and syntheses, with their evidence viewers."""
+    found = build_review_task(review_id=review_id, key=task_key)
+    if found is None:
+        return _not_found(
+            request,
+            title=TASK_NOT_FOUND,
+            message="This task is not part of the saved review.",
+            back_url=review_page_url(review_id) if is_review_id(review_id) else None,
+        )
+    bundle, group = found
+    context = {"review": bundle.review, "source": bundle.source, "group": group}
+    return _page_or_fragment(
+        request, page="reviews/task.html", fragment="reviews/_task_cards.html", context=context
+    )
+
+
+def saved_evidence(request: HttpRequest, review_id: str) -> HttpResponse:
+    """Every artifact of a review, each a viewer that loads when opened."""
+    review = selectors.review_with_source(review_id=review_id)
+    if review is None:
+        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
+    context = {
+        "review": review,
+        "source": review.source,
+        "artifacts": selectors.artifact_index(review_id=review.id),
+    }
+    return _page_or_fragment(
+        request, page="reviews/evidence.html", fragment="reviews/_evidence.html", context=context
     )
 
 

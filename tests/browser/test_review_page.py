@@ -30,11 +30,26 @@ def artifact_requests(page) -> list[str]:
     return requests
 
 
+def fragment_requests(page) -> list[str]:
+    requests: list[str] = []
+    page.on(
+        "request",
+        lambda request: (
+            requests.append(request.url)
+            if request.headers.get("x-atlas-region") == "fragment"
+            else None
+        ),
+    )
+    return requests
+
+
 def saved_evidence_viewer(page, path: str):
     panel = page.locator("details#saved-evidence")
     if panel.get_attribute("open") is None:
         panel.locator(":scope > summary").click()
-    return panel.locator(f'details.artifact-viewer[data-artifact-path="{path}"]')
+    viewer = panel.locator(f'details.artifact-viewer[data-artifact-path="{path}"]')
+    viewer.wait_for()  # the index loads when the panel opens
+    return viewer
 
 
 def test_sections_render_and_viewers_load_only_when_opened(
@@ -51,8 +66,9 @@ def test_sections_render_and_viewers_load_only_when_opened(
     assert page.locator("details#provenance").get_attribute("open") is None
     source_card = page.locator("details.review-card").first
     assert source_card.get_attribute("open") is not None
-    superseded = page.locator("details.review-card.superseded")
-    assert superseded.count() == 1 and superseded.get_attribute("open") is None
+    # Tasks are lines whose reviews are not on the page yet.
+    assert page.locator("details.task-group").count() == 2
+    assert page.locator("details.review-card.superseded").count() == 0
     assert requests == []
 
     viewer = saved_evidence_viewer(page, RESPONSE)
@@ -173,10 +189,104 @@ def test_difficulty_fragment_opens_and_scrolls(
     assert page.get_by_text("Probe contents").is_visible()
     top = section.evaluate("node => node.getBoundingClientRect().top")
     assert abs(top) < 100
-    # A fragment change on the open page also reveals a review card.
-    anchor = page.locator("details.review-card.superseded").get_attribute("id")
+    # A fragment change on the open page also reveals a review card of a task not loaded yet.
+    group = page.locator("details.task-group").nth(1)
+    anchor = group.get_attribute("data-card-anchors").split()[-1]
     page.evaluate(f"window.location.hash = '{anchor}'")
-    page.wait_for_function(f"document.getElementById('{anchor}').open")
+    page.wait_for_function("id => document.getElementById(id)?.open === true", arg=anchor)
+    assert group.get_attribute("open") is not None
+    assert page.script_errors == []
+
+
+def test_a_task_loads_its_reviews_once_when_opened_by_keyboard(
+    live_server, review_tab, published_review
+):
+    page = review_tab
+    fragments = fragment_requests(page)
+    page.goto(f"{live_server.url}/reviews/{published_review.id}/")
+    group = page.locator("details.task-group").first
+    summary = group.locator(":scope > summary")
+    summary.focus()
+    page.keyboard.press("Enter")
+    group.locator("details.review-card").first.wait_for()
+    assert group.get_attribute("aria-busy") is None
+    assert len(fragments) == 1 and "/tasks/" in fragments[0]
+    cards = group.locator("details.review-card")
+    assert cards.count() == 6
+    assert group.get_by_text("Reviewer: Native task verifier").count() == 1
+    # Its evidence viewers load when opened, like every other.
+    viewer = group.locator("details.artifact-viewer").first
+    card = viewer.locator("xpath=ancestor::details[contains(@class, 'review-card')][1]")
+    card.evaluate("card => { card.open = true; }")
+    card.locator("details.findings").evaluate_all("all => all.forEach(d => { d.open = true; })")
+    viewer.locator(":scope > summary").click()
+    viewer.locator(".trace-viewer, .tv-text").first.wait_for()
+    # Closing and opening again reuses what was loaded.
+    summary.click()
+    summary.click()
+    assert len(fragments) == 1
+    assert page.script_errors == []
+
+
+def test_a_task_that_cannot_load_says_so_and_keeps_its_link(
+    live_server, review_tab, published_review
+):
+    page = review_tab
+    page.route("**/tasks/**", lambda route: route.fulfill(status=503, body=""))
+    page.goto(f"{live_server.url}/reviews/{published_review.id}/")
+    group = page.locator("details.task-group").first
+    group.locator(":scope > summary").click()
+    group.get_by_text("Could not load this section (503).").wait_for()
+    assert (
+        group.get_by_role("link", name="Open this task's attempt, judgments and evidence").count()
+        == 1
+    )
+    page.unroute("**/tasks/**")
+    group.locator(":scope > summary").click()  # closed
+    group.locator(":scope > summary").click()  # a later opening tries again
+    group.locator("details.review-card").first.wait_for()
+
+
+def test_an_issue_of_a_task_opens_its_card_in_place(live_server, review_tab, published_review):
+    page = review_tab
+    page.goto(f"{live_server.url}/reviews/{published_review.id}/")
+    link = page.locator("#technical-issues a[data-task]").first
+    href = link.get_attribute("href")
+    anchor = href.split("#", 1)[1]
+    link.click()
+    page.wait_for_function("id => document.getElementById(id)?.open === true", arg=anchor)
+    assert page.url.endswith(f"/reviews/{published_review.id}/#{anchor}")
+    assert page.evaluate(
+        f"document.activeElement === document.querySelector('#{anchor} > summary')"
+    )
+    assert page.script_errors == []
+
+
+def test_without_scripts_a_task_opens_as_its_own_page(
+    live_server, review_browser, published_review
+):
+    context = review_browser.new_context(java_script_enabled=False)
+    try:
+        page = context.new_page()
+        page.goto(f"{live_server.url}/reviews/{published_review.id}/")
+        group = page.locator("details.task-group").first
+        group.locator(":scope > summary").click()
+        group.get_by_role("link", name="Open this task's attempt, judgments and evidence").click()
+        page.wait_for_url(re.compile(r"/tasks/[0-9a-f]{16}/$"))
+        assert page.locator("h1").inner_text() == "Task task-0"
+        assert page.locator("details.review-card").count() == 6
+        evidence = page.locator("details#saved-evidence")
+        assert evidence.count() == 0
+        page.go_back()
+        page.locator("details#saved-evidence > summary").click()
+        page.get_by_role("link", name=re.compile(r"List the \d+ saved evidence files")).click()
+        page.wait_for_url(re.compile(r"/evidence/$"))
+        viewer = page.locator("details.artifact-viewer").first
+        viewer.locator(":scope > summary").click()
+        viewer.get_by_role("link", name="Open artifact page").click()
+        page.wait_for_url(re.compile(r"/artifacts/"))
+    finally:
+        context.close()
 
 
 def test_screenshots(live_server, review_tab, published_review):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,7 @@ def test_make_demo_publishes_what_the_tools_make(tmp_path, packaged_catalog, cap
     check_the_walk(results)
     check_the_run_directories(output)
     check_what_a_newcomer_sees(client)
+    check_the_review_pages_stay_light(client)
     check_publishing_again(output, capsys)
 
 
@@ -158,6 +160,22 @@ def check_what_a_newcomer_sees(client) -> None:
     assert {m["size"]: m["solved"] for m in report["models"]} == {
         "small": 1, "large": 2, "hosted": 3,
     }  # fmt: skip
+
+
+def check_the_review_pages_stay_light(client) -> None:
+    """Every example's review page opens with what is read first (issue 34: the resolution's page
+    was 653 KB): each task's reviews and the evidence index load when opened, and do load."""
+    fragment = {"HTTP_X_ATLAS_REGION": "fragment"}
+    for review in Review.objects.all():
+        html = client.get(f"/reviews/{review.id}/").content.decode()
+        assert len(html.encode()) < 150 * 1024, (review.id, len(html.encode()))
+        urls = re.findall(
+            r'class="[^"]*lazy-section[^"]*" id="[^"]+" data-fragment-url="([^"]+)"', html
+        )
+        assert f"/reviews/{review.id}/evidence/" in urls
+        for url in urls:
+            response = client.get(url, **fragment)
+            assert response.status_code == 200 and response["X-Atlas-Region"] == "fragment"
 
 
 def check_publishing_again(output: Path, capsys) -> None:

@@ -31,6 +31,37 @@ def get_page(client, review):
     return response
 
 
+FRAGMENT = {"HTTP_X_ATLAS_REGION": "fragment"}
+
+
+def fragment_urls(html: str) -> list[str]:
+    """The sections of a review page whose contents load when opened, in page order."""
+    return re.findall(
+        r'<details class="[^"]*lazy-section[^"]*" id="[^"]+" data-fragment-url="([^"]+)"', html
+    )
+
+
+def task_fragment_urls(html: str) -> list[str]:
+    return [url for url in fragment_urls(html) if "/tasks/" in url]
+
+
+def get_fragment(client, url: str) -> str:
+    response = client.get(url, **FRAGMENT)
+    assert response.status_code == 200
+    assert response["X-Atlas-Region"] == "fragment"
+    return response.content.decode()
+
+
+def opened_page(client, review) -> str:
+    """The page as a reader who opened every task sees it: each task's cards in its line."""
+    html = get_page(client, review).content.decode()
+    for url in task_fragment_urls(html):
+        line = html.index(f'data-fragment-url="{url}"')
+        end = html.index("</details>", line)
+        html = html[:end] + get_fragment(client, url) + html[end:]
+    return html
+
+
 @pytest.fixture
 def source():
     return f.make_source(SOURCE_ID)
@@ -304,8 +335,14 @@ def test_a_supplemental_review_can_supersede_a_main_review(client, current):
         "Independent judge · Judge model B · Medium · verifier_correctness (superseded) "
         "Judge 2 doubts the answer key of task 1."
     ) in text
-    titles = card_titles(get_page(client, current).content.decode())
-    assert titles[-2:] == ["Independent judge · Task · Keep · Superseded opinion"] * 2
+    # Each task's superseded opinion comes last among its reviews.
+    html = get_page(client, current).content.decode()
+    urls = task_fragment_urls(html)
+    assert len(urls) == 2
+    for url in urls:
+        titles = card_titles(get_fragment(client, url))
+        assert titles[-1] == "Independent judge · Task · Keep · Superseded opinion"
+        assert all("Superseded" not in title for title in titles[:-1])
 
 
 def test_only_web_urls_become_metric_rubric_links(client, source):
@@ -389,11 +426,11 @@ def card_titles(html: str) -> list[str]:
 def test_card_order_titles_and_superseded_opinions(client, current):
     defect, files = f.supplemental_collection()
     f.publish(defect, files)
-    html = get_page(client, current).content.decode()
+    html = opened_page(client, current)
     titles = card_titles(html)
     assert len(titles) == 13
     assert titles[0] == "Combined review · Source · Keep"
-    assert titles[-1] == "Independent judge · Task · Keep · Superseded opinion"
+    assert titles.count("Independent judge · Task · Keep · Superseded opinion") == 1
     assert titles.count("Task attempt & verifier · Source · Reject") == 1
     # Newest first among non-superseded, non-source cards: task 1 (11:00) before task 0 (10:00).
     bundle = selectors.review_bundle(review_id=current.id)
@@ -412,9 +449,18 @@ def test_card_open_state_badges_and_contents(client, current):
     opened = [summary for is_open, summary in cards if is_open]
     assert len(opened) == 1 and "Combined review · Source · Keep" in opened[0]
     superseded = [s for is_open, s in cards if "Superseded opinion" in s]
-    assert superseded and all("Superseded" not in s for s in opened)
+    assert all("Superseded" not in s for s in opened)
     assert '<span class="badge badge-red">1 issue</span>' in opened[0]
-    text = page_text(get_page(client, current))
+    # The tasks' cards are not on the page until their line opens.
+    assert not superseded and "Reviewer: Native task verifier" not in html
+    opened_html = opened_page(client, current)
+    cards = re.findall(
+        r'<details class="review-card[^"]*" id="[^"]+"( open)?>\s*<summary>(.*?)</summary>',
+        opened_html,
+    )
+    assert [s for is_open, s in cards if is_open] == opened
+    assert any("Superseded opinion" in s for _, s in cards)
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", opened_html)))
     assert "Reviewer: Native task verifier" in text
     assert "Task task-0 · tasks/0000" in text
     assert "Technical issues (1)" in text and "Observations (1)" in text
@@ -436,7 +482,7 @@ def test_issue_badge_counts(client, source):
 def test_evidence_links(client, source):
     collection, files = f.native_collection(task_count=1)
     review = f.publish(collection, files, make_current=True, omit=("tasks/0000/attempt.json",))
-    html = get_page(client, review).content.decode()
+    html = opened_page(client, review)
     # Published evidence: a lazy viewer with the artifact page link, never the contents.
     path = "tasks/0000/execution-000/solver/turn-000/response.json"
     assert (
@@ -463,9 +509,120 @@ def test_evidence_links(client, source):
 def test_supplemental_evidence_links_to_its_own_collection(client, current):
     defect, files = f.supplemental_collection()
     supplemental = f.publish(defect, files)
-    html = get_page(client, current).content.decode()
+    html = opened_page(client, current)
     assert f'href="/reviews/{supplemental.id}/artifacts/defect/reproduction.jsonl"' in html
     assert f'href="/reviews/{current.id}/artifacts/defect/reproduction.jsonl"' not in html
+
+
+# --- tasks: each task's reviews load when its line opens -----------------------------------------
+
+
+def test_each_task_is_a_line_whose_reviews_load_when_opened(client, current):
+    html = get_page(client, current).content.decode()
+    bundle = selectors.review_bundle(review_id=current.id)
+    groups = review_page.task_groups(bundle=bundle, cards=review_page.review_cards(bundle=bundle))
+    assert [group.task_id for group in groups] == ["task-0", "task-1"]  # sample order
+    urls = task_fragment_urls(html)
+    assert urls == [f"/reviews/{current.id}/tasks/{group.key}/" for group in groups]
+    assert "Tasks (2)" in page_text(get_page(client, current))
+    line = html[html.index(f'data-fragment-url="{urls[0]}"') :]
+    line = line[: line.index("</details>")]
+    summary = re.sub(
+        r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", line[: line.index("</summary>")]))
+    )
+    # What a reader needs to pick a task: its id, the native result, the verdicts, the count.
+    assert "Task task-0" in summary and "Passed · score 1" in summary
+    # The superseded opinion is no current verdict (its revision is).
+    assert "Judges: Keep · Keep · Keep · Combined: Keep" in summary
+    assert "6 reviews" in summary and "1 issue" in summary
+    # Without a script the line opens to a link to the task's page.
+    assert f'<a href="{urls[0]}">Open this task\'s attempt, judgments and evidence</a>' in line
+    assert "review-card" not in line and "artifact-viewer" not in line
+    anchors = re.search(r'data-card-anchors="([^"]+)"', line).group(1).split()
+    assert anchors == [card.anchor for card in groups[0].cards]
+
+
+def test_a_task_answers_as_a_fragment_or_as_a_page(client, current):
+    url = task_fragment_urls(get_page(client, current).content.decode())[0]
+    fragment_response = client.get(url, **FRAGMENT)
+    assert fragment_response["X-Atlas-Region"] == "fragment"
+    assert "X-Atlas-Region" in fragment_response["Vary"]
+    fragment = fragment_response.content.decode()
+    assert "<html" not in fragment and "<header" not in fragment
+    titles = card_titles(fragment)
+    assert len(titles) == 6 and "Combined review · Task · Keep" in titles
+    assert "Reviewer: Native task verifier" in fragment
+    assert 'class="artifact-viewer"' in fragment
+    page_response = client.get(url)
+    assert "X-Atlas-Region" not in page_response
+    page = page_response.content.decode()
+    assert card_titles(page) == titles
+    assertInHTML("<h1>Task <code>task-0</code></h1>", page)
+    key = url.rstrip("/").rsplit("/", 1)[-1]
+    assertInHTML(f'<a href="/reviews/{current.id}/#task-{key}">← Back to review</a>', page)
+    assert "/static/reviews/review.js" in page  # its viewers load when opened there too
+
+
+def test_an_unknown_task_or_review_is_not_found(client, current):
+    missing = client.get(f"/reviews/{current.id}/tasks/{'0' * 16}/")
+    assert missing.status_code == 404
+    assert "This task is not part of the saved review." in page_text(missing)
+    assert client.get(f"/reviews/{'0' * 64}/tasks/{'0' * 16}/", **FRAGMENT).status_code == 404
+
+
+def test_issue_lines_of_a_task_link_to_its_card_on_the_task_page(client, current):
+    html = get_page(client, current).content.decode()
+    panel = html[html.index('id="technical-issues"') : html.index('id="provenance"')]
+    links = re.findall(r'<p class="issue-meta"><a href="([^"]+)"( data-task="[^"]+")?>', panel)
+    bundle = selectors.review_bundle(review_id=current.id)
+    cards = review_page.review_cards(bundle=bundle)
+    groups = review_page.task_groups(bundle=bundle, cards=cards)
+    group_of = {card.anchor: group for group in groups for card in group.cards}
+    expected = [
+        (
+            f"{group_of[card.anchor].url}#{card.anchor}",
+            f' data-task="{group_of[card.anchor].anchor}"',
+        )
+        if card.anchor in group_of
+        else (f"#{card.anchor}", "")
+        for card in cards
+        for _ in card.issues
+    ]
+    assert links == expected
+    assert any(task for _, task in links) and any(not task for _, task in links)
+    # The task page holds the card each link names.
+    for href, task in links:
+        if task:
+            url, anchor = href.split("#")
+            assert f'id="{anchor}"' in client.get(url).content.decode()
+
+
+def test_the_page_grows_by_a_line_per_task_not_by_its_evidence(client, source):
+    sizes, viewers = {}, set()
+    for tasks in (2, 12):
+        collection, files = f.native_collection(task_count=tasks)
+        review = f.publish(collection, files, make_current=True)
+        html = get_page(client, review).content.decode()
+        assert len(task_fragment_urls(html)) == tasks
+        viewers.add(html.count('class="artifact-viewer"'))  # the source-level cards' only
+        sizes[tasks] = len(html.encode())
+    assert len(viewers) == 1
+    per_task = (sizes[12] - sizes[2]) / 10
+    assert per_task < 1500, per_task
+
+
+def test_a_task_loads_in_a_bounded_number_of_queries(
+    client, current, django_assert_max_num_queries
+):
+    url = task_fragment_urls(get_page(client, current).content.decode())[0]
+    for index in range(3):
+        defect, files = f.supplemental_collection(
+            issue_url=f"https://github.com/o/r/issues/{index}"
+        )
+        defect["reviews"][0]["summary"] += f" ({index})"
+        f.publish(defect, files)
+    with django_assert_max_num_queries(5):
+        get_fragment(client, url)
 
 
 # --- evidence index, supplemental collections, pool -----------------------------------------
@@ -476,9 +633,20 @@ def test_all_saved_evidence(client, current):
     html = response.content.decode()
     paths = list(current.artifacts.order_by("path").values_list("path", flat=True))
     assert f"All saved evidence ({len(paths)})" in html
-    index = html[html.index('id="saved-evidence"') :]
-    for path in paths:
-        assert f'<a href="/reviews/{current.id}/artifacts/{path}">Open artifact page</a>' in index
+    # The index loads when opened; without a script its link opens it as a page.
+    url = f"/reviews/{current.id}/evidence/"
+    assert f'id="saved-evidence" data-fragment-url="{url}"' in html
+    assert f'<a href="{url}">List the {len(paths)} saved evidence files</a>' in html
+    assert "Open artifact page" not in html[html.index('id="saved-evidence"') :]
+    for index in (get_fragment(client, url), client.get(url).content.decode()):
+        for path in paths:
+            assert (
+                f'<a href="/reviews/{current.id}/artifacts/{path}">Open artifact page</a>' in index
+            )
+    page = client.get(url).content.decode()
+    assert f"<h1>All saved evidence ({len(paths)})</h1>" in page
+    assertInHTML(f'<a href="/reviews/{current.id}/">← Back to review</a>', page)
+    assert client.get(f"/reviews/{'0' * 64}/evidence/").status_code == 404
 
 
 def test_supplemental_collections_and_review_pool(client, current):

@@ -10,6 +10,7 @@ import pytest
 
 from atlas.models import Source
 from reviews.pages import task_preview
+from reviews.pages.native_outcome import outcome_of
 from reviews.pages.review_page import card_anchor
 from tests.reviews import factories as f
 
@@ -130,5 +131,5 @@ def test_prompt_text(prompt, text):
 )
 def test_native_outcome_in_words(verification, words, state):
     review = {"attributes": {"verification": verification}}
-    assert task_preview.outcome_of(review) == (words, state)
-    assert task_preview.outcome_of(None) == ("No native attempt recorded", "unverified")
+    assert outcome_of(review) == (words, state)
+    assert outcome_of(None) == ("No native attempt recorded", "unverified")
