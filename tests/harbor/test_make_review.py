@@ -4,7 +4,6 @@ the package registry, three judges from the tests' model server, then publish_re
 from __future__ import annotations
 
 import json
-import sys
 from io import StringIO
 
 import pytest
@@ -13,52 +12,14 @@ from django.core.management import call_command
 from atlas.models import Source
 from atlas.services.sync import sync_catalog
 from tests.atlas.test_count_inputs import write_metadata
-from tests.harbor.tasks import task_files, write_task
+from tests.harbor.conftest import REVISION, SOURCE_ID
+from tests.harbor.tasks import task_files
 from tests.production.harbor_standin import task_archive, tasktrove_dataset
 from tests.production.helpers import load, make_review
-from tests.production.review_model import ReviewModel
 
 pytestmark = [pytest.mark.harbor, pytest.mark.slow]
 
-# A Harbor source of the packaged catalog (a native Task Trove release).
-SOURCE_ID = "Task Trove:AweAI-Team__CalibForge"
-REPOSITORY = "open-athena/task-trove"
-REVISION = "ec049a4fb541ffbe5bbccb803e826563f5718dbf"
 PARQUET = "tasks/part-00000.parquet"
-
-
-@pytest.fixture
-def review_config(tmp_path, machinery, model_server, marinskyrl_checkout, monkeypatch):
-    """A review config for one harbor_directory task and the engine in make_review's
-    environment, as a reviewer exports it."""
-    monkeypatch.setenv("DOCKER_HOST", machinery.docker_host)
-    monkeypatch.setenv("DOCKER_CONFIG", machinery.docker_config)
-    monkeypatch.setenv("ATLAS_TEST_MODEL_KEY", "sk-harbor-tier")
-    model_server.default = ReviewModel()
-    write_task(tmp_path / "tasks" / "add", task_files(image=machinery.images["tiny"]))
-
-    def write(agent: str, source: dict | None = None):
-        config = {
-            "model": {"name": "test/solver-judge", "base_url": model_server.base_url,
-                      "timeout": 30, "revision": "a" * 40, "api_key_env": "ATLAS_TEST_MODEL_KEY",
-                      "parameters": {"temperature": 0.0, "max_tokens": 512},
-                      "review_parameters": {"temperature": 0.0, "max_tokens": 4096},
-                      "retry_backoff_seconds": 0.01},
-            "runtime": {"marinskyrl_checkout": str(marinskyrl_checkout),
-                        "gym_python": sys.executable, "harbor_python": machinery.harbor_python,
-                        "max_turns": 50, "agent_timeout": 300, "worker_timeout": 900,
-                        "harbor_agent": {"name": agent, "kwargs": {}},
-                        "harbor_environment": {
-                            "extra_docker_compose": [machinery.no_network_overlay]}},
-            "source": source or {
-                "source_id": SOURCE_ID, "repository": REPOSITORY, "revision": REVISION,
-                "tasks_path": str(tmp_path / "tasks"), "format": "harbor_directory"},
-        }  # fmt: skip
-        path = tmp_path / f"review-{agent}.json"
-        path.write_text(json.dumps(config), encoding="utf-8")
-        return path
-
-    return write
 
 
 @pytest.mark.django_db

@@ -38,10 +38,17 @@ class Answer:
     source: str  # saved | reference | curator | control:<kind>
     responses: tuple[dict[str, Any], ...]
     origin: str  # the saved attempt or "curator"
+    # A Harbor answer is an agent run in the task's container (harbor_cases.py): the oracle, no
+    # action, or typed commands; it replaces the configured agent and answers without a model.
+    agent: dict[str, Any] | None = None
 
     @property
     def text(self) -> str:
-        """The final answer's text (the last turn), as it reads in messages."""
+        """The final answer's text (the last turn), as it reads in messages; a Harbor answer's
+        commands, or the agent's name when it types none."""
+        if self.agent is not None:
+            typed = self.agent.get("kwargs", {}).get("keystrokes")
+            return "".join(typed) if typed else f"({self.agent['name']} agent)"
         if not self.responses:
             return ""
         return answer_text(self.responses[-1]["choices"][0]["message"])
@@ -58,12 +65,15 @@ class Answer:
         return names.get(self.source, self.source)
 
     def record(self) -> dict[str, Any]:
-        return {
+        record: dict[str, Any] = {
             "source": self.source,
             "origin": self.origin,
             "text": self.text,
             "messages": [r["choices"][0]["message"] for r in self.responses],
         }
+        if self.agent is not None:
+            record["agent"] = self.agent
+        return record
 
 
 def supplied(text: str, *, source: str, origin: str = "curator") -> Answer:

@@ -28,7 +28,7 @@ from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
 from reviews.production.runtime.identity import MARINSKYRL_TREES, checkout_identity
 from reviews.production.runtime.launcher import GRACE_SECONDS, Interrupted, run_attempt
 from reviews.production.runtime.rundir import task_folder, write_json_file
-from reviews.production.runtime.tasks import HARBOR_ROUTE, RECORD_FIELDS, Task
+from reviews.production.runtime.tasks import RECORD_FIELDS, Task
 
 REPLAY_FILE = "replay.json"
 # What a saved input's runtime may not bring from the machine that recorded it: where the
@@ -92,11 +92,6 @@ def check_checkout(*, runtime: dict[str, Any], expected: dict[str, Any], purpose
 def replay_task(attempt: SavedAttempt) -> Task:
     """The saved task record as a task, its files taken from the saved execution."""
     record = dict(attempt.task)
-    if record.get("route") == HARBOR_ROUTE:
-        raise CurationRefused(
-            f"{attempt.execution_path}: Harbor attempts replay through their agent's trajectory, "
-            "which these tools do not yet replay; reproduce it with make_review"
-        )
     if record.get("task_dir"):
         saved = attempt.execution_dir / "task"
         if not saved.is_dir():
@@ -181,6 +176,8 @@ def _run_case(
     hosts: AttemptHosts,
 ) -> Observation:
     runtime = case_runtime(saved=case.attempt.config, local=local)
+    if case.answer.agent is not None:
+        runtime["harbor_agent"] = case.answer.agent  # a Harbor answer: the agent gives it
     base_url, token = replay.endpoint(answers=list(case.answer.responses))
     model = replay_model(
         saved=case.attempt.model, base_url=base_url, timeout=float(runtime["worker_timeout"])

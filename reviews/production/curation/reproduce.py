@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.production.curation import records
+from reviews.production.curation import harbor_cases, records
 from reviews.production.curation.cases import (
     DEFECT_KINDS,
     EXPECTATIONS,
@@ -91,13 +91,33 @@ def answers_for(attempt: SavedAttempt, options: ReproduceOptions) -> list[Answer
             texts.append(Path(path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError) as exc:
             raise UsageError(f"Cannot read --answer-file {path}: {exc}") from None
+    harbor = harbor_cases.is_harbor(attempt)
     answers: list[Answer] = []
     if options.saved_answer or not (texts or options.reference_answer):
-        answers.append(saved_answer(attempt))
+        answers.append(harbor_cases.saved_answer(attempt) if harbor else saved_answer(attempt))
     if options.reference_answer:
-        answers.append(reference_answer(attempt, template=options.answer_template))
-    answers += [supplied(text, source="curator") for text in texts]
+        answers.append(
+            harbor_cases.reference_answer(attempt)
+            if harbor
+            else reference_answer(attempt, template=options.answer_template)
+        )
+    answers += [
+        harbor_cases.typed_answer(text, source="curator") if harbor
+        else supplied(text, source="curator")
+        for text in texts
+    ]  # fmt: skip
     return answers
+
+
+def replayable_answer(attempt: SavedAttempt) -> Answer | None:
+    """A saved attempt's own answer, as a control can replay it: its solver turns, or a Harbor
+    attempt's terminal commands; None when it saved none."""
+    if not harbor_cases.is_harbor(attempt):
+        return saved_answer(attempt) if attempt.responses else None
+    try:
+        return harbor_cases.saved_answer(attempt)
+    except CurationRefused:
+        return None
 
 
 def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None) -> ReproduceResult:
@@ -189,12 +209,12 @@ def _report(
     wrong answers it uses as controls)."""
     claimed = {o.case.attempt.execution_path for o in observations}
     others = [
-        attempt
+        (attempt, answer)
         for attempt in saved.finished_attempts()
         if attempt.execution_path not in claimed
         and attempt.verification.get("status") == "verified"
         and attempt.verification.get("passed") is False
-        and attempt.responses
+        and (answer := replayable_answer(attempt)) is not None
     ]
     return {
         "schema_version": 1,
@@ -214,10 +234,10 @@ def _report(
                 "original_attempt": attempt.execution_path,
                 "task_id": attempt.task.get("id"),
                 "verification": attempt.verification,
-                "answer": saved_answer(attempt).record(),
+                "answer": answer.record(),
                 "input": saved_input(attempt),
             }
-            for attempt in others
+            for attempt, answer in others
         ],
     }
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from reviews.production.curation import records
+from reviews.production.curation import harbor_cases, records
 from reviews.production.curation.atlas_row import read_atlas_row
 from reviews.production.curation.cases import (
     CONTROL_KINDS,
@@ -125,8 +125,18 @@ def read_confirming(root: Path) -> Confirming:
     return Confirming(root=root, report=report, review_id=review_id)
 
 
-def _attempt_of(confirming: Confirming, entry: dict[str, Any]) -> SavedAttempt:
-    """A saved input recorded in ``reproduction.json`` as the attempt it came from."""
+def _attempt_of(
+    confirming: Confirming, entry: dict[str, Any], *, review: SavedRun | None
+) -> SavedAttempt:
+    """A saved input recorded in ``reproduction.json`` as the attempt it came from; a Harbor
+    input on its task as the fresh review ran it."""
+    saved = _recorded_attempt(confirming, entry)
+    if review is not None and harbor_cases.is_harbor(saved):
+        return harbor_cases.repaired(saved, review=review)
+    return saved
+
+
+def _recorded_attempt(confirming: Confirming, entry: dict[str, Any]) -> SavedAttempt:
     saved_input = entry["input"]
     messages = entry["answer"]["messages"]
     return SavedAttempt(
@@ -141,21 +151,26 @@ def _attempt_of(confirming: Confirming, entry: dict[str, Any]) -> SavedAttempt:
     )
 
 
-def validation_cases(*, confirming: Confirming, options: ValidateOptions) -> list[Case]:
+def validation_cases(
+    *, confirming: Confirming, options: ValidateOptions, review: SavedRun | None = None
+) -> list[Case]:
     """(a) every saved failing input with its expectation, then (b) the incorrect-answer
     controls: generated from each failing input that claims a correct answer, the run's saved
-    wrong answers, and the curator's control answers — each to be rejected."""
+    wrong answers, and the curator's control answers — each to be rejected. A Harbor input runs
+    on its task as the fresh ``review`` ran it (the task's tests are its verifier)."""
     unknown = set(options.skip_controls) - set(CONTROL_KINDS)
     if unknown:
         raise UsageError(f"--skip-control takes {', '.join(CONTROL_KINDS)}")
     cases: list[Case] = []
     controls: list[tuple[SavedAttempt, Answer]] = []
     for entry in confirming.report["cases"]:
-        attempt = _attempt_of(confirming, entry)
+        attempt = _attempt_of(confirming, entry, review=review)
+        harbor = harbor_cases.is_harbor(attempt)
         answer = Answer(
             source=entry["answer"]["source"],
             responses=attempt.responses,
             origin=entry["answer"]["origin"],
+            agent=entry["answer"].get("agent"),
         )
         cases.append(
             Case(
@@ -167,14 +182,24 @@ def validation_cases(*, confirming: Confirming, options: ValidateOptions) -> lis
             )
         )
         if entry["expected"] == "accepted":
-            for kind, control in generated_controls(answer, origin=attempt.execution_path):
+            generated = (
+                [("empty", harbor_cases.no_action(origin=attempt.execution_path))]
+                if harbor
+                else generated_controls(answer, origin=attempt.execution_path)
+            )
+            for kind, control in generated:
                 if kind not in options.skip_controls:
                     controls.append((attempt, control))
         for text in options.control_answers:
-            controls.append((attempt, supplied(text, source="control:curator")))
+            control = (
+                harbor_cases.typed_answer(text, source="control:curator")
+                if harbor
+                else supplied(text, source="control:curator")
+            )
+            controls.append((attempt, control))
     if "saved_wrong" not in options.skip_controls:
         for entry in confirming.report.get("saved_rejected_answers") or []:
-            attempt = _attempt_of(confirming, entry)
+            attempt = _attempt_of(confirming, entry, review=review)
             controls.append(
                 (
                     attempt,
@@ -182,6 +207,7 @@ def validation_cases(*, confirming: Confirming, options: ValidateOptions) -> lis
                         source="control:saved_wrong",
                         responses=attempt.responses,
                         origin=attempt.execution_path,
+                        agent=entry["answer"].get("agent"),
                     ),
                 )
             )
@@ -241,7 +267,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
             expected=review.executed_checkout,
             purpose="Validate the fix at the checkout the review ran",
         )
-        cases = validation_cases(confirming=confirming, options=options)
+        cases = validation_cases(confirming=confirming, options=options, review=review)
         output = new_output(options.output)
         validation = output / VALIDATION_DIR
         validation.mkdir()
