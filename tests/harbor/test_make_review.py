@@ -15,7 +15,7 @@ from tests.atlas.test_count_inputs import write_metadata
 from tests.harbor.conftest import REVISION, SOURCE_ID
 from tests.harbor.tasks import task_files
 from tests.production.harbor_standin import task_archive, tasktrove_dataset
-from tests.production.helpers import load, make_review
+from tests.production.helpers import load, make_review, review_fails
 
 pytestmark = [pytest.mark.harbor, pytest.mark.slow]
 
@@ -101,3 +101,19 @@ def test_prepare_tasks_make_review_publish_review_are_three_commands(
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     assert json.loads(_publish(output))["kind"] == "rating"
     assert Source.objects.get(id=SOURCE_ID).review_source_revision == REVISION
+
+
+def test_an_engine_that_is_down_leaves_the_run_resumable(
+    tmp_path, review_config, machinery, monkeypatch
+):
+    config, output = review_config("oracle"), tmp_path / "run"
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-engine.sock")
+    message = review_fails("--config", str(config), "--n", "1", "--output", str(output))
+    assert message.startswith(f"Container engine unavailable (unix://{tmp_path}/no-engine.sock: ")
+    assert message.endswith("is not a finished attempt. Resume retries this unfinished task.")
+    assert not (output / "tasks/0000/attempt.json").exists()
+    monkeypatch.setenv("DOCKER_HOST", machinery.docker_host)
+    make_review("--config", str(config), "--n", "1", "--output", str(output), "--resume")
+    attempt = load(output / "tasks/0000/attempt.json")
+    assert attempt["execution_path"] == "tasks/0000/execution-001"
+    assert attempt["verification"]["passed"] is True

@@ -194,11 +194,14 @@ def run_attempt(
 
 def _unavailable_message(*, execution: Path, run_dir: Path) -> str:
     try:
-        reason = json.loads((execution / SOLVER_UNAVAILABLE_FILE).read_text("utf-8"))["reason"]
+        record = json.loads((execution / SOLVER_UNAVAILABLE_FILE).read_text("utf-8"))
+        reason = record["reason"]
     except (OSError, ValueError, KeyError, TypeError):
-        reason = "no reason recorded"
+        record, reason = {}, "no reason recorded"
+    # The worker names what was down: the solver endpoint, or a Harbor task's container engine.
+    what = record.get("unavailable") if isinstance(record.get("unavailable"), str) else "Solver"
     where = execution.relative_to(run_dir).as_posix()
-    return f"Solver unavailable ({reason}); {where} is not a finished attempt. {RESUME_RETRIES}"
+    return f"{what} unavailable ({reason}); {where} is not a finished attempt. {RESUME_RETRIES}"
 
 
 def _wait(

@@ -233,12 +233,12 @@ def check_engine(*, environment: Any) -> None:
             capture_output=True, text=True, timeout=ENGINE_CHECK_SECONDS,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise EngineUnavailable(f"container engine unavailable: {exc}") from None
+        raise EngineUnavailable(str(exc)) from None
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         where = os.environ.get("DOCKER_HOST", "the default socket")
         detail = lines[-1] if lines else f"docker exited {done.returncode}"
-        raise EngineUnavailable(f"container engine unavailable at {where}: {detail}")
+        raise EngineUnavailable(f"{where}: {detail}")
 
 
 @dataclass(frozen=True)
@@ -366,7 +366,9 @@ def main(input_path: str, execution_dir: str) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except EngineUnavailable as exc:
-        return solver_unavailable_exit(events=events, execution_dir=directory, exc=exc)
+        return solver_unavailable_exit(
+            events=events, execution_dir=directory, exc=exc, what="Container engine"
+        )
     except Exception as exc:
         outcome = error_outcome(events=events, exc=exc, turns=0)
     try:

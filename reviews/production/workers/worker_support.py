@@ -236,10 +236,13 @@ def chat_completion(*, model: dict[str, Any], body: dict[str, Any], turn_dir: Pa
     raise RuntimeError("Solver call failed")  # pragma: no cover - the loop always returns or raises
 
 
-def solver_unavailable_exit(*, events: EventLog, execution_dir: Path, exc: BaseException) -> int:
-    """Record why no attempt happened and return the exit status the launcher recognises."""
-    events.write("solver_unavailable", detail=str(exc))
-    write_json(execution_dir / SOLVER_UNAVAILABLE_FILE, {"reason": str(exc)})
+def solver_unavailable_exit(
+    *, events: EventLog, execution_dir: Path, exc: BaseException, what: str = "Solver"
+) -> int:
+    """Record why no attempt happened (``what`` was unavailable: the solver, or the container
+    engine) and return the exit status the launcher recognises."""
+    events.write("solver_unavailable", detail=str(exc), unavailable=what)
+    write_json(execution_dir / SOLVER_UNAVAILABLE_FILE, {"reason": str(exc), "unavailable": what})
     return SOLVER_UNAVAILABLE_EXIT
 
 
