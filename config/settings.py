@@ -210,6 +210,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "atlas.api.schema.catalog_vocabulary_enums",
+        "atlas.api.schema.catalog_page_endpoints",
         "atlas.api.schema.storable_text_parameters",
     ],
 }

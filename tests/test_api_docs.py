@@ -50,3 +50,45 @@ def test_free_text_parameters_refuse_what_the_api_refuses(client):
     pattern = re.compile(free_text[0]["pattern"])
     assert pattern.fullmatch("Task Trove:with space/x") and not pattern.fullmatch("a\x00b")
     assert client.get("/api/sources/", {"q": "a\x00b"}).status_code == 400
+
+
+def test_the_catalog_pages_data_endpoints_are_documented_as_they_answer(client, write_catalog):
+    from atlas.services.sync import sync_catalog
+    from tests.conftest import make_row
+
+    sync_catalog(
+        catalog_path=write_catalog([make_row("MarinSkyRL:a"), make_row("Task Trove:b")]),
+        force=False,
+        trigger="command",
+    )
+    schema = client.get("/api/schema/", HTTP_ACCEPT="application/json").json()
+    export = schema["paths"]["/export.csv"]["get"]
+    facets = schema["paths"]["/facets.json"]["get"]
+    listed = {p["name"]: p for p in schema["paths"]["/api/sources/"]["get"]["parameters"]}
+    exported = {p["name"]: p for p in export["parameters"]}
+    # The export reads the sources list's filters (one FilterSet) and takes a page's paging.
+    assert set(exported) == (set(listed) - {"format"}) | {"source"}
+    assert exported["origin"]["schema"]["enum"] == ["MarinSkyRL", "Task Trove"]
+    assert set(export["responses"]) == {"200", "400", "414", "503"}
+    assert set(export["responses"]["200"]["content"]) == {"text/csv"}
+    assert set(export["responses"]["400"]["content"]) == {"text/plain"}
+    for name, parameter in exported.items():
+        value = (parameter["schema"].get("enum") or ["2"])[0]
+        response = client.get("/export.csv", {name: value})
+        assert response.status_code == 200, (name, value, response.content[:200])
+    refused = client.get("/export.csv", {"origin": "Nowhere", "not_a_filter": "1"})
+    assert refused.status_code == 400 and refused["Content-Type"].startswith("text/plain")
+    # The facet counts read a query leniently: any text, each filter's counts in JSON.
+    assert {p["name"] for p in facets["parameters"]} == set(listed) - {
+        "format",
+        "page",
+        "page_size",
+    }
+    assert all("enum" not in p["schema"] for p in facets["parameters"])
+    counts = client.get("/facets.json", {"origin": "Nowhere", "type": "RLVR"})
+    assert counts.status_code == 200
+    documented = facets["responses"]["200"]["content"]["application/json"]["schema"]
+    assert documented["required"] == ["counts"] and set(counts.json()) == {"counts"}
+    assert all(
+        isinstance(n, int) for options in counts.json()["counts"].values() for n in options.values()
+    )

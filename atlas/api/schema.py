@@ -23,6 +23,7 @@ schema says so. Another gives every free-text parameter the pattern of storable 
 
 from __future__ import annotations
 
+import copy
 from typing import Any, Literal
 
 from drf_spectacular.openapi import AutoSchema
@@ -142,6 +143,125 @@ def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str,
             for parameter in operation.get("parameters", []) if isinstance(operation, dict) else []:
                 if parameter.get("in") == "query" and parameter.get("name") in values:
                     parameter["schema"] = {"type": "string", "enum": values[parameter["name"]]}
+    return result
+
+
+# What the catalog page's own data endpoints answer outside /api/: plain text refusals
+# (``atlas.web.middleware``) and an HTML page while a part is down (``atlas.web.unavailable``).
+PLAIN = {"text/plain": {"schema": {"type": "string"}}}
+UNSTORABLE = "The address or a query parameter holds a NUL or an unpaired surrogate."
+PAGE_ERRORS = {
+    "400": (UNSTORABLE, PLAIN),
+    "414": (ERRORS["414"][0], {**PLAIN, **PLAIN_414}),
+    "503": (ERRORS["503"][0], {"text/html": {"schema": {"type": "string"}}}),
+}
+FACET_COUNTS = {
+    "type": "object",
+    "properties": {
+        "counts": {
+            "type": "object",
+            "description": "Per filter (type, turns, family, benchmark, quality, difficulty), "
+            "how many sources each of its options would show with every other filter of the "
+            "query as it is; the empty key counts the view without that filter.",
+            "additionalProperties": {
+                "type": "object",
+                "additionalProperties": {"type": "integer", "minimum": 0},
+            },
+        }
+    },
+    "required": ["counts"],
+}
+
+
+def _page_operation(
+    *, operation_id: str, summary: str, description: str, parameters: list[dict[str, Any]],
+    success: dict[str, Any], refused: str = UNSTORABLE,
+) -> dict[str, Any]:  # fmt: skip
+    responses = {"200": success}
+    for code, (text, content) in PAGE_ERRORS.items():
+        responses[code] = {"description": refused if code == "400" else text, "content": content}
+    responses["503"]["headers"] = RETRY_AFTER
+    return {
+        "operationId": operation_id,
+        "summary": summary,
+        "description": description,
+        "parameters": parameters,
+        "tags": ["catalog page"],
+        "security": [{}],
+        "responses": responses,
+    }
+
+
+def catalog_page_endpoints(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """POSTPROCESSING_HOOKS: the catalog page's data endpoints, ``/export.csv`` and
+    ``/facets.json``, are plain views beside the API, but they read the same query as the
+    sources list (one FilterSet): their parameters are that list's filters, copied after their
+    values became enumerations. The export refuses what the list refuses (in plain text); the
+    facet counts read a query as leniently as the page does, so any text is taken there."""
+    from atlas.filters import SourceFilterSet
+    from atlas.web.views import EXPORT_IGNORED
+
+    paths = result.setdefault("paths", {})
+    sources = paths.get("/api/sources/", {}).get("get")
+    if sources is None:
+        return result
+    filters = [
+        parameter
+        for parameter in sources.get("parameters", [])
+        if parameter.get("in") == "query" and parameter.get("name") in SourceFilterSet.base_filters
+    ]
+    ignored = [
+        {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": "Taken and ignored, so a shared page address exports its view.",
+            "schema": {"type": "string"},
+        }
+        for name in EXPORT_IGNORED
+    ]
+    paths["/export.csv"] = {
+        "get": _page_operation(
+            operation_id="catalog_export_csv",
+            summary="The catalog view as CSV",
+            description="Every source of the filtered, sorted view (not one page), with the "
+            "columns of the catalog table; a download named for the view.",
+            parameters=copy.deepcopy(filters) + ignored,
+            success={
+                "description": "The view's rows as CSV (UTF-8, a header row).",
+                "headers": {
+                    "Content-Disposition": {
+                        "description": "attachment, with the view's file name",
+                        "schema": {"type": "string"},
+                    }
+                },
+                "content": {"text/csv": {"schema": {"type": "string"}}},
+            },
+            refused="The query names an unknown parameter or a value no filter takes (each on "
+            "a line), or holds a NUL.",
+        )
+    }
+    lenient = copy.deepcopy(filters)
+    for parameter in lenient:
+        if "enum" in parameter.get("schema", {}):
+            described = parameter.get("description", "")
+            parameter["description"] = " ".join(
+                part for part in (described, "A value no option has is ignored.") if part
+            )
+        parameter["schema"] = {"type": "string"}
+    paths["/facets.json"] = {
+        "get": _page_operation(
+            operation_id="catalog_facet_counts",
+            summary="Counts of the catalog filters' options for a view",
+            description="What the catalog page shows beside each filter option: how many "
+            "sources the view would show with that option chosen.",
+            parameters=lenient,
+            success={
+                "description": "The counts per filter and option.",
+                "content": {"application/json": {"schema": FACET_COUNTS}},
+            },
+        )
+    }
     return result
 
 
