@@ -187,9 +187,11 @@ if not DEBUG:
 # --- REST framework ---
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        # Session first: the API answers 403 to anyone who may not act (the documented contract).
-        "rest_framework.authentication.SessionAuthentication",
+        # Token first: a write without credentials (or with a wrong token) answers 401 with
+        # ``WWW-Authenticate: Token`` (DRF asks the first authenticator for that header; a session
+        # has none, so with it first the API answered 403); signed in without the permission, 403.
         "atlas.api.authentication.LockingTokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.AllowAny"],
     "DEFAULT_SCHEMA_CLASS": "atlas.api.schema.AtlasAutoSchema",

@@ -51,6 +51,13 @@ ERRORS = {
     "414": ("The address is too long; send fewer or shorter parameters.", DETAIL),
     "503": ("The database or the task broker is unreachable; retry after the given delay.", DETAIL),
 }
+# Every 401 names the scheme to answer with (the first authenticator of the settings).
+WWW_AUTHENTICATE = {
+    "WWW-Authenticate": {
+        "description": "The scheme to authenticate with: `Token` (an API token).",
+        "schema": {"type": "string"},
+    }
+}
 # Answered by the server in front of the application (gunicorn) for the longest addresses.
 PLAIN_414 = {"text/html": {"schema": {"type": "string"}}}
 RETRY_AFTER = {
@@ -115,6 +122,8 @@ class AtlasAutoSchema(AutoSchema):
                         "schema": {"type": "string"}
                     }
         responses["503"].setdefault("headers", {}).update(RETRY_AFTER)
+        if "401" in responses:
+            responses["401"].setdefault("headers", {}).update(WWW_AUTHENTICATE)
         return responses
 
 

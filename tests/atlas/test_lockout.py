@@ -55,13 +55,13 @@ def test_a_repeated_wrong_token_is_locked_out_but_never_a_valid_one(curator):
     # Many different bogus tokens from one address: each refused, none locks the address out.
     for guess in range(10):
         guesser.credentials(HTTP_AUTHORIZATION=f"Token wrong-{guess:040d}")
-        assert guesser.post("/api/refresh/").status_code == 403  # refused, as for anyone
+        assert guesser.post("/api/refresh/").status_code == 401  # a wrong credential
     guesser.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     assert guesser.post("/api/refresh/").status_code in (200, 422)  # authenticated
     # The same wrong token again and again: that token is locked out (from that address).
     guesser.credentials(HTTP_AUTHORIZATION="Token wrong-repeated")
     answers = [guesser.post("/api/refresh/") for _ in range(3)]
-    assert [a.status_code for a in answers] == [403, 403, 429]
+    assert [a.status_code for a in answers] == [401, 401, 429]
     assert answers[-1].json() == {"detail": LOCKED_OUT}
     guesser.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
     assert guesser.post("/api/refresh/").status_code in (200, 422)
@@ -76,7 +76,7 @@ def test_a_wrong_token_with_a_malformed_body_is_counted_and_locked_out(curator):
         guesser.post("/api/refresh/", data="{not json", content_type="application/json")
         for _ in range(3)
     ]
-    assert [a.status_code for a in answers] == [403, 403, 429]
+    assert [a.status_code for a in answers] == [401, 401, 429]
     assert AccessAttempt.objects.get().failures_since_start == 3
 
 

@@ -38,8 +38,9 @@ def csrf(client) -> dict[str, str]:
     return {"HTTP_X_CSRFTOKEN": client.cookies["csrftoken"].value}
 
 
-def test_anonymous_and_plain_staff_are_forbidden(client, artifact):
-    assert client.post("/api/refresh/?force=true").status_code == 403
+def test_anonymous_must_sign_in_and_plain_staff_are_forbidden(client, artifact):
+    anonymous = client.post("/api/refresh/?force=true")
+    assert anonymous.status_code == 401 and anonymous["WWW-Authenticate"] == "Token"
     client.force_login(make_curator("staff", permitted=False))
     refused = client.post("/api/refresh/?force=true")
     assert refused.status_code == 403
