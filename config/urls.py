@@ -7,6 +7,9 @@ from atlas.web.feeds import CatalogChangesFeed
 
 register_converter(converters.SourceIdConverter, "source_id")
 
+# The admin names the product (Django's default says "Django administration").
+admin.site.site_header = admin.site.site_title = "RL Data Atlas administration"
+
 API_ENDPOINTS = (
     Endpoint("api-sources", ("GET",), "Active sources with the catalog's filters, search, "
              "ordering and paging; ?format=csv for the CSV twin."),

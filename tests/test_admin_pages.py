@@ -213,3 +213,13 @@ def test_the_curator_pages_ask_atlas_permissions(client, write_catalog, staff, c
         listing = client.get("/admin/reviews/review/")
         offered = "Publish run archive" in listing.content.decode()
         assert offered is publishes, listing.status_code
+
+
+def test_the_admin_names_the_product(admin_client, client):
+    for url in ("/admin/", "/admin/atlas/source/"):
+        html = admin_client.get(url).content.decode()
+        assert "RL Data Atlas administration" in html, url
+        assert "Django administration" not in html and "Django site admin" not in html, url
+    admin_client.logout()
+    login = client.get("/admin/login/").content.decode()
+    assert "<title>Log in | RL Data Atlas administration</title>" in login
