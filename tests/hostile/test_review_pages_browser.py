@@ -23,6 +23,14 @@ def test_long_lines_and_deep_nesting_stay_inside_the_window(live_server, page, h
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(f"{live_server.url}/reviews/{hostile_review.id}/")
     page.locator("details").evaluate_all("nodes => nodes.forEach(n => { n.open = true; })")
+    # Each task's reviews and the evidence index load when opened: open what they brought too.
+    lazy = page.locator("details.lazy-section")
+    assert lazy.count() >= 1
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('details.lazy-section')]"
+        ".every(n => n.dataset.state === 'loaded')"
+    )
+    page.locator("details").evaluate_all("nodes => nodes.forEach(n => { n.open = true; })")
     assert overflow(page) <= 0
     paths = [
         "quality-reviews.json",
