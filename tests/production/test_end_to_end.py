@@ -117,7 +117,26 @@ def test_publish_shows_rating_judges_syntheses_outcomes_and_evidence(
     assert f'href="/reviews/{result["review_id"]}/"' in catalog.content.decode()
     api = client.get(f"/api/sources/{SOURCE_ID}/").json()
     assert api["quality"] == "good"
-    page = page_text(client.get(f"/reviews/{result['review_id']}/"))
+    review_page = client.get(f"/reviews/{result['review_id']}/")
+    # Each task's cards load when it opens: a reader follows the page's own task links (and its
+    # evidence index) as a browser without scripts would.
+    links = sorted(
+        set(
+            re.findall(
+                rf'href="(/reviews/{result["review_id"]}/tasks/[^"/]+/)"',
+                review_page.content.decode(),
+            )
+        )
+    )
+    assert len(links) == 2
+    page = " ".join(
+        page_text(response)
+        for response in [
+            review_page,
+            *(client.get(link) for link in links),
+            client.get(f"/reviews/{result['review_id']}/evidence/"),
+        ]
+    )
     assert page.count("Independent judge · Task") == 6
     assert page.count("Combined review · Task") == 2
     assert "Combined review · Source · Keep" in page
