@@ -103,6 +103,7 @@ def test_values_that_hold_credentials_are_refused_without_echoing_them(tmp_path,
     [
         {"model": {"parameters": {"max_tokens": 64, "stop_token_ids": [2], "eos_token": "</s>"}}},
         {"model": {"name": "DeepSeek-R1-Distill-Qwen-32B-Instruct-AWQ"}},
+        {"runtime": {"model_info": {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}}},
         {"model": {"name": "ThisIsALongCamelCaseIdentifierName42"}},
         {"model": {"revision": "740312add88f781978c0658806c59bc2815b9866"}},
         {"model": {"base_url": "http://127.0.0.1:8000/v1", "context_tokens": 8192}},

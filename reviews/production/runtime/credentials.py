@@ -7,8 +7,8 @@ A configuration is refused before any work when, at any depth, it holds
   any case or punctuation: ``Api-Key``, ``TOKEN``; whatever it holds) and the family they stand
   for — any key with a word such as ``secret``, ``password`` or ``credential``,
   ``<api|secret|access|private|…>_key``, ``<anything>_token`` other than a tokenizer's special
-  tokens (``eos_token``, ``stop_token``…) — unless it ends in ``_env`` and names an environment
-  variable, which is where credentials belong;
+  tokens (``eos_token``, ``stop_token``…) or a price (``input_cost_per_token``) — unless it ends in
+  ``_env`` and names an environment variable, which is where credentials belong;
 - a URL with a user name or password (``https://user:key@host/v1``) or a credential-named query
   parameter (``?api_key=…``);
 - a value shaped like a key: a known key prefix (``sk-…``, ``hf_…``, ``ghp_…``, ``AKIA…``, a JWT,
@@ -91,7 +91,8 @@ def is_credential_name(name: str, value: Any = None) -> bool:
         if word == "key" and before in KEY_QUALIFIERS:
             return True
     if words[-1] == "token":
-        return len(words) == 1 or words[-2] not in TOKENIZER_WORDS
+        # ``input_cost_per_token`` (litellm's model_info) is a price per token, not a token.
+        return len(words) == 1 or words[-2] not in TOKENIZER_WORDS | {"per"}
     return False
 
 
