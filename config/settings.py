@@ -260,6 +260,9 @@ LOGGING = {
     "disable_existing_loggers": False,
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
+    # One line per HTTP request at INFO would bury what the curators' tools print (fetch_review
+    # reads every artifact of a review over HTTP); their failures still reach the root.
+    "loggers": {"httpx": {"level": "WARNING"}, "httpcore": {"level": "WARNING"}},
 }
 
 # Jobs whose worker died are requeued or failed within ten minutes (reviews.services.jobs).

@@ -41,13 +41,21 @@ def progress_stream(command: BaseCommand) -> TextIO:
     return cast(TextIO, ProgressStream(command.stderr))
 
 
+INTERRUPTED = "Interrupted"
+INTERRUPTED_STATUS = 130  # the shell's status for a process ended by SIGINT
+
+
 @contextmanager
 def refusals_as_command_errors() -> Iterator[None]:
-    """A refusal prints its one-line reason; a usage error exits 2, any other refusal 1."""
+    """A refusal prints its one-line reason; a usage error exits 2, an interruption 130, any
+    other refusal 1. A Ctrl-C the tool did not word itself is one line too, never a traceback."""
     try:
         yield
     except ReviewProductionError as exc:
         # The reason may quote what a dataset or a server handed in (a task id, a server's
         # words): its control characters are shown as escapes, never sent to the terminal.
         reason = shown(str(exc))
-        raise CommandError(reason, returncode=2 if isinstance(exc, UsageError) else 1) from None
+        status = 2 if isinstance(exc, UsageError) else getattr(exc, "exit_status", 1)
+        raise CommandError(reason, returncode=status) from None
+    except KeyboardInterrupt:
+        raise CommandError(INTERRUPTED, returncode=INTERRUPTED_STATUS) from None

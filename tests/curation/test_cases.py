@@ -19,6 +19,7 @@ from reviews.production.curation.cases import (
     supplied,
     unformatted,
 )
+from reviews.production.curation.execution import MAX_WORDS, worker_words
 from reviews.production.curation.replay import ReplayServer
 from reviews.production.curation.saved_runs import SavedAttempt, SavedRun, completion_of
 from reviews.production.runtime.errors import CurationRefused, UsageError
@@ -172,3 +173,12 @@ def test_an_execution_copied_in_by_reuse_can_be_named(tmp_path):
     assert attempt.task_folder == "reused/abcdef012345/tasks/0001"
     with pytest.raises(CurationRefused, match="Name an attempt as"):
         SavedRun(tmp_path).attempt("../elsewhere/execution-000")
+
+
+def test_a_failed_workers_last_words_stand_in_for_its_files(tmp_path):
+    """A refused run keeps no files, so the refusal quotes the worker's last stderr line."""
+    assert worker_words(tmp_path) is None  # no stderr saved
+    (tmp_path / "worker.stderr").write_text("Traceback …\n  File x\nOSError: disk full\n\n")
+    assert worker_words(tmp_path) == "worker.stderr: OSError: disk full"
+    (tmp_path / "worker.stderr").write_text("x" * (MAX_WORDS + 50))
+    assert worker_words(tmp_path) == f"worker.stderr: {'x' * MAX_WORDS}"

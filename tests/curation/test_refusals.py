@@ -1,6 +1,7 @@
 """Every refusal of the curators' tools, each with nothing changed: no row of any table (the hostile
-corpus's whole-database fingerprint), no collection that could confirm or resolve a defect, and no
-output folder at all when the request itself was wrong."""
+corpus's whole-database fingerprint) and no output folder at all — neither when the request itself
+was wrong nor when the cases ran and did not bear the claim out (the refusal says what they
+showed), so the corrected retry runs into the same output."""
 
 from __future__ import annotations
 
@@ -30,6 +31,12 @@ def refused(command: str, *args: str) -> str:
     with pytest.raises(CommandError) as failure:
         run(command, *args)
     return str(failure.value)
+
+
+def assert_nothing_left(output: Path) -> None:
+    """No output, and no staging folder beside it."""
+    assert not output.exists()
+    assert not [p.name for p in output.parent.iterdir() if p.name.startswith(f".{output.name}.")]
 
 
 def publish(run_dir: Path) -> dict:
@@ -101,14 +108,11 @@ def test_reproduce_defect_refusals_change_nothing(
         *reproduce(buggy_run, output, "--attempt", suspect, "--answer", "#### 2006"),
     )
     executed = load(buggy_run / suspect / "attempt.json")["execution_path"]
-    assert message.startswith(
-        f"Not reproduced: {executed} (curator's answer) was accepted (score 1), as expected"
+    assert message == (
+        f"Not reproduced: {executed} (curator's answer) was accepted (score 1), as expected; "
+        "nothing was kept"
     )
-    assert load(output / "reproduction.json")["reproduced"] is False
-    assert not (output / "quality-reviews.json").exists()
-    assert refused("publish_review", "--run-dir", str(output), "--atlas-id", SOURCE_ID) == (
-        "Run directory has no quality-reviews.json"
-    )
+    assert_nothing_left(output)
 
     # The worker failed: nothing reproduced either.
     broken = tmp_path / "broken-config.json"
@@ -121,7 +125,25 @@ def test_reproduce_defect_refusals_change_nothing(
         *reproduce(buggy_run, failed, "--attempt", suspect, "--config", str(broken)),
     )
     assert message.startswith("Not reproduced: the native worker failed on ")
-    assert not (failed / "quality-reviews.json").exists()
+    # The reason stands in for the files a refusal no longer keeps.
+    assert "Cannot start native worker" in message and "no-such-python" in message
+    assert message.endswith("; nothing was kept")
+    assert_nothing_left(failed)
+    # An interpreter that cannot start the native host: named in the one line.
+    failing = tmp_path / "failing-python"
+    failing.write_text("#!/bin/sh\necho 'ImportError: skyrl_gym is broken here' >&2\nexit 3\n")
+    failing.chmod(0o755)
+    config["runtime"]["gym_python"] = str(failing)
+    broken.write_text(json.dumps(config), encoding="utf-8")
+    message = refused(
+        "reproduce_defect",
+        *reproduce(buggy_run, failed, "--attempt", suspect, "--config", str(broken)),
+    )
+    assert f"(Cannot start the native attempt host {failing})" in message
+    assert_nothing_left(failed)
+    # The corrected retry runs into the same output.
+    run("reproduce_defect", *reproduce(buggy_run, failed, "--attempt", suspect))
+    assert load(failed / "reproduction.json")["reproduced"] is True
 
     assert fingerprint() == before
 
@@ -226,15 +248,14 @@ def test_validate_fix_refusals_change_nothing(
     )
     assert not output.exists()
 
-    # The failing input still fails (validated against the buggy review): evidence kept.
+    # The failing input still fails (validated against the buggy review): nothing kept.
     message = refused(
         "validate_fix", *validate(buggy_run, output, *only, "--control-answer", "#### 1")
     )
     assert message.startswith("Fix not validated: failing input ")
     assert "(saved answer) is still rejected (score 0)" in message
-    assert message.endswith(f"the validation evidence is saved in {output / 'validation'}")
-    assert load(output / "validation" / "validation.json")["fix_validated"] is False
-    assert not (output / "quality-reviews.json").exists()
+    assert message.endswith("; nothing was kept")
+    assert_nothing_left(output)
 
     # A control the repaired verifier accepts: a "wrong" answer that is in fact right.
     defect_checkout.at(defect_checkout.fixed)
@@ -245,6 +266,6 @@ def test_validate_fix_refusals_change_nothing(
     )
     assert message.startswith("Fix not validated: control ")
     assert "(curator control) was accepted (score 1), not rejected" in message
-    assert not (accepted / "quality-reviews.json").exists()
+    assert_nothing_left(accepted)
 
     assert fingerprint() == before

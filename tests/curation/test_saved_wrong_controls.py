@@ -69,6 +69,6 @@ def test_an_accepted_saved_wrong_control_names_the_ways_on(
         "is another instance of the defect — reproduce it too (reproduce_defect --attempt) and "
         "confirm with that collection, or leave saved answers out (--skip-control saved_wrong)"
     )
-    assert not (refusal / "quality-reviews.json").exists()
+    assert not refusal.exists()
     printed = run("validate_fix", *validate(tmp_path / "fix", "--skip-control", "saved_wrong"))
     assert printed.startswith("Fix validated on")

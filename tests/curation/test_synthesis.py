@@ -15,6 +15,7 @@ from atlas.services.sync import sync_catalog
 from reviews.pages.work_queue import need_queryset
 from reviews.production.runtime.rundir import json_text
 from tests.hostile.conftest import fingerprint
+from tests.model_server import completion
 from tests.production.conftest import SOURCE_ID, git
 from tests.production.helpers import load
 from tests.production.review_model import request_kind
@@ -113,3 +114,29 @@ def test_a_pool_with_nothing_to_synthesise_is_refused(
     assert str(refused.value) == f"The review pool of {SOURCE_ID} holds no review to synthesise"
     assert not output.exists() and model_server.chat_requests() == []
     assert fingerprint() == before
+
+
+def test_a_refused_synthesis_says_to_run_it_again_and_leaves_nothing(
+    imported_only, live_server, write_config, model_server, tmp_path
+):
+    """synthesise_source has no --resume: a refusal keeps nothing, says what was wrong and that
+    running it again asks again — and the same command then runs into the same output."""
+    model_server.enqueue(*[completion("Not an opinion at all.") for _ in range(3)])
+    output = tmp_path / "synthesis"
+    args = (
+        "synthesise_source", "--atlas", live_server.url, "--atlas-id", SOURCE_ID,
+        "--config", str(write_config()), "--output", str(output),
+    )  # fmt: skip
+    with pytest.raises(CommandError) as refused:
+        run(*args)
+    message = str(refused.value)
+    assert message.startswith("The model's synthesis was refused (")
+    assert message.endswith(
+        "; 3 of 3 answers refused); nothing was kept — run synthesise_source again to ask again"
+    )
+    assert "--resume" not in message
+    assert (
+        not output.exists()
+        and [p.name for p in tmp_path.iterdir() if ".synthesis." in p.name] == []
+    )
+    assert run(*args).startswith(f"Synthesised {SOURCE_ID} from 1 pool collection(s)")

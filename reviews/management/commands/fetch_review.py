@@ -1,5 +1,6 @@
 """``fetch_review``: copy a published review's artifacts from an Atlas into a local directory,
-each checked against its listed SHA-256 — the run directory the curators' tools read."""
+each checked against its listed SHA-256 — the run directory the curators' tools read. Written in
+full or not at all (``rundir.StagedOutput``): a refusal, Ctrl-C or a full disk leaves nothing."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from reviews.management.production_commands import refusals_as_command_errors
 from reviews.production.runtime.atlas_client import AtlasClient
-from reviews.production.runtime.rundir import new_output
+from reviews.production.runtime.rundir import StagedOutput
 
 
 class Command(BaseCommand):
@@ -32,16 +33,13 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options) -> None:
-        with refusals_as_command_errors():
-            output = new_output(options["output"])
-            try:
-                with AtlasClient(options["atlas"]) as atlas:
-                    record = atlas.fetch_review(review_id=options["review_id"], output=output)
-            except BaseException:
-                import shutil
-
-                shutil.rmtree(output, ignore_errors=True)
-                raise
+        with (
+            refusals_as_command_errors(),
+            StagedOutput(options["output"], command="fetch_review") as stage,
+        ):
+            with AtlasClient(options["atlas"]) as atlas:
+                record = atlas.fetch_review(review_id=options["review_id"], output=stage.path)
+            output = stage.publish()
         self.stdout.write(
             f"Fetched {record['artifacts']} artifact(s) of {record['review_id']} "
             f"({record['source_id']}) to {output}"

@@ -18,6 +18,7 @@ from typing import Any
 from reviews.production.curation.cases import Case, Observation
 from reviews.production.curation.replay import REPLAY_MODEL, ReplayServer
 from reviews.production.curation.saved_runs import SavedAttempt
+from reviews.production.runtime.concurrency import interruptible
 from reviews.production.runtime.config import read_config_document, resolve_runtime
 from reviews.production.runtime.errors import (
     CHECKOUT_REQUIRED,
@@ -31,6 +32,10 @@ from reviews.production.runtime.rundir import task_folder, write_json_file
 from reviews.production.runtime.tasks import RECORD_FIELDS, Task
 
 REPLAY_FILE = "replay.json"
+# A second Ctrl-C ends the process before it can remove its staging folder; the next run into
+# the same output does (``rundir.StagedOutput``).
+FORCED = "Interrupted again: stopping now; nothing was kept (the next run clears what is left)."
+MAX_WORDS = 300  # of a worker's last stderr line, quoted in a refusal
 # What a saved input's runtime may not bring from the machine that recorded it: where the
 # interpreters and checkouts are on this one, and how long this machine waits.
 LOCAL_RUNTIME_KEYS = (
@@ -133,10 +138,13 @@ def run_cases(
     cases: list[Case],
     local: dict[str, Any],
     progress: Callable[[str], None],
+    command: str,
     grace_seconds: float = GRACE_SECONDS,
 ) -> list[Observation]:
     """Every case through its worker, in order; a worker that fails is that case's observation
-    (the caller decides what it means), an interruption stops everything."""
+    (the caller decides what it means). The first Ctrl-C stops the running worker and raises
+    ``KeyboardInterrupt`` (the caller's staged output is then removed); a second ends the
+    process at once."""
     stop = threading.Event()
     observations = []
     replay = ReplayServer()
@@ -145,20 +153,21 @@ def run_cases(
     # verification, not an interpreter start and the Gym library's imports.
     hosts = AttemptHosts(cache_dir=native_bytecode_cache())
     try:
-        for case in cases:
-            progress(f"case {case.number:04d}: {case.name}, expecting {case.expectation}")
-            observations.append(
-                _run_case(
-                    run_dir=run_dir,
-                    case=case,
-                    local=local,
-                    replay=replay,
-                    stop=stop,
-                    grace_seconds=grace_seconds,
-                    hosts=hosts,
+        with interruptible(stop=stop, command=command, forced=FORCED):
+            for case in cases:
+                progress(f"case {case.number:04d}: {case.name}, expecting {case.expectation}")
+                observations.append(
+                    _run_case(
+                        run_dir=run_dir,
+                        case=case,
+                        local=local,
+                        replay=replay,
+                        stop=stop,
+                        grace_seconds=grace_seconds,
+                        hosts=hosts,
+                    )
                 )
-            )
-            progress(f"case {case.number:04d}: {observations[-1].described}")
+                progress(f"case {case.number:04d}: {observations[-1].described}")
     finally:
         hosts.close()
         replay.stop()
@@ -200,12 +209,25 @@ def _run_case(
     except ReviewProductionError as exc:
         created = sorted(_executions(folder) - before)
         execution = created[-1] if created else None
+        error = str(exc)
         if execution is not None:
             write_json_file(run_dir / execution / REPLAY_FILE, replay.record_of(token))
-        return Observation(case=case, execution_path=execution, attempt=None, worker_error=str(exc))
+            error = worker_words(run_dir / execution) or error
+        return Observation(case=case, execution_path=execution, attempt=None, worker_error=error)
     execution_path = attempt["execution_path"]
     write_json_file(run_dir / execution_path / REPLAY_FILE, replay.record_of(token))
     return Observation(case=case, execution_path=execution_path, attempt=attempt)
+
+
+def worker_words(execution: Path) -> str | None:
+    """The last line the worker wrote to its stderr: the reason a curator reads in the refusal
+    (a refused run keeps no files to inspect)."""
+    try:
+        text = (execution / "worker.stderr").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    return f"worker.stderr: {lines[-1][:MAX_WORDS]}" if lines else None
 
 
 def _executions(folder: Path) -> set[str]:

@@ -3,10 +3,10 @@ the same native worker at the recorded verifier revision, and — only when ever
 contradicted by the native verifier — write the supplemental collection that can confirm the
 defect.
 
-Refusals happen before anything is written when the request itself is wrong (an unknown attempt,
-the wrong checkout, a bad issue URL); once cases ran, a refusal keeps their executions and
-``reproduction.json`` for the curator to read, but writes no collection, so nothing in the output
-can confirm a defect.
+Refusals happen before anything runs when the request itself is wrong (an unknown attempt, the
+wrong checkout, a bad issue URL); once cases ran, a refusal names the first case that was not
+contradicted and what the verifier did, and leaves nothing (``rundir.StagedOutput``): the output
+exists only when the defect was reproduced on every case.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from reviews.production.format.github_issues import is_github_issue_url, not_an_
 from reviews.production.make_review import records as production_records
 from reviews.production.runtime.errors import CurationRefused, UsageError
 from reviews.production.runtime.progress import progress_printer
-from reviews.production.runtime.rundir import checked_new, finish, new_output, write_json_file
+from reviews.production.runtime.rundir import StagedOutput, checked_new, finish, write_json_file
 
 REPORT_FILE = "reproduction.json"
 SEVERITIES = ("low", "medium", "high", "critical")
@@ -145,38 +145,42 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         expected=saved.executed_checkout,
         purpose="Reproduce at the recorded verifier revision",
     )
-    output = new_output(options.output)
-    records.write_run_file(output, _identity(saved=saved, options=options, identity=identity))
-    progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
-    observations = run_cases(run_dir=output, cases=cases, local=local, progress=progress)
-    result = ReproduceResult(output=output, source_id=saved.source_id, observations=observations)
-    refusal = _refusal(observations, output)
-    report = _report(saved=saved, options=options, identity=identity, observations=observations)
-    report["reproduced"] = refusal is None
-    write_json_file(output / REPORT_FILE, report)
-    if refusal is not None:
-        raise CurationRefused(refusal)
-    finish(
-        output=output,
-        collection=_collection(saved=saved, options=options, identity=identity, result=result),
-    )
+    with StagedOutput(options.output, command=TOOL) as stage:
+        run_dir = stage.path
+        records.write_run_file(run_dir, _identity(saved=saved, options=options, identity=identity))
+        progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
+        observations = run_cases(
+            run_dir=run_dir, cases=cases, local=local, progress=progress, command=TOOL
+        )
+        refusal = _refusal(observations)
+        if refusal is not None:
+            raise CurationRefused(refusal)
+        report = _report(saved=saved, options=options, identity=identity, observations=observations)
+        report["reproduced"] = True
+        write_json_file(run_dir / REPORT_FILE, report)
+        result = ReproduceResult(
+            output=run_dir, source_id=saved.source_id, observations=observations
+        )
+        finish(
+            output=run_dir,
+            collection=_collection(saved=saved, options=options, identity=identity, result=result),
+        )
+        result.output = stage.publish()
     return result
 
 
-def _refusal(observations: list[Observation], output: Path) -> str | None:
-    """The first case that does not reproduce the defect, as one line."""
+def _refusal(observations: list[Observation]) -> str | None:
+    """The first case that does not reproduce the defect, as one line (nothing is kept)."""
     for observation in observations:
         name = observation.case.name
         if observation.outcome == "worker_failed":
-            where = output / observation.execution_path if observation.execution_path else output
             return (
-                f"Not reproduced: the native worker failed on {name}; inspect {where}. Nothing "
-                "was written that could confirm a defect"
+                f"Not reproduced: the native worker failed on {name} ({observation.worker_error}); "
+                "nothing was kept"
             )
         if observation.met:
             return (
-                f"Not reproduced: {name} was {observation.described}, as expected; nothing was "
-                "written that could confirm a defect"
+                f"Not reproduced: {name} was {observation.described}, as expected; nothing was kept"
             )
     return None
 

@@ -29,6 +29,7 @@ from reviews.production.curation.atlas_row import read_atlas_row
 from reviews.production.curation.saved_runs import SavedRun
 from reviews.production.format.synthesis_selection import is_source_synthesis
 from reviews.production.make_review import records as production_records
+from reviews.production.make_review.opinions import AnswersRefused, budget_advice
 from reviews.production.make_review.synthesis import ask_coalescer, coalescer_payload
 from reviews.production.runtime.atlas_client import AtlasClient
 from reviews.production.runtime.config import load_config
@@ -37,9 +38,9 @@ from reviews.production.runtime.identity import git
 from reviews.production.runtime.model_client import ModelClient
 from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
+    StagedOutput,
     checked_new,
     finish,
-    new_output,
     write_json_file,
 )
 
@@ -120,107 +121,122 @@ def synthesise_source(
     nothing = f"The review pool of {options.atlas_id} holds no review to synthesise"
     if not options.pool and not listed:
         raise CurationRefused(nothing)
-    output = new_output(options.output)
-    try:
+    with StagedOutput(options.output, command=TOOL) as stage:
+        output = stage.path
         pool = _gather(options=options, listed=listed, output=output)
         usable = [p for p in pool if _usable(p, current=current)]
         if not usable:
             raise CurationRefused(nothing)
-    except BaseException:
-        import shutil
-
-        shutil.rmtree(output, ignore_errors=True)
-        raise
-    _progress(stderr, f"{len(usable)} of {len(pool)} pool collection(s) apply; asking the model")
-    source = production_records.source_subject(
-        repository=config.source["repository"],
-        dataset_revision=current,
-        source_id=options.atlas_id,
-        snapshot="",
-    )
-    applicability = _applicability(pool, current=current, row=row)
-    write_json_file(output / POOL_FILE, applicability)
-    records.write_run_file(
-        output,
-        {
-            "tool": TOOL,
-            "source_id": options.atlas_id,
-            "config_path": str(config.path),
-            "model": config.resolved["model"],
-            "inspected_marinskyrl_commit": inspected,
-            "pool": [{"review_id": p.review_id, "kind": p.kind} for p in pool],
-        },
-    )
-    subjects, copied = _copied(usable, source=source)
-    offered = _offered(usable, copied=copied)
-    payload = coalescer_payload(subjects=[source], provenance={}, reviews=offered)
-    payload["collection"]["execution_provenance"] = None
-    payload["current_release"] = {
-        "source_id": options.atlas_id,
-        "dataset_revision": current,
-        "verifier_revision": row.get("verifier_revision"),
-        "inspected_marinskyrl_commit": inspected,
-        "pool_applicability": applicability["collections"],
-    }
-    payload["instruction"] = f"{payload['instruction']} {APPLICABILITY_INSTRUCTION}"
-    client = ModelClient(model=config.model, stop=threading.Event(), connections=1)
-    try:
-        opinion = ask_coalescer(client=client, run_dir=output, payload=payload)[source["id"]]
-    finally:
-        client.close()
-    evidence = production_records.EvidenceWriter(output)
-    imported_at = records.now_stamp()
-    actor = production_records.model_actor(config.model.name)
-    synthesis_id = f"{source['id']}/synthesis"
-    synthesis = production_records.review(
-        review_id=synthesis_id,
-        subject_id=source["id"],
-        reviewer=actor,
-        reviewed_at=evidence.reviewed_at("coalescer/parsed.json"),
-        imported_at=imported_at,
-        method="synthesis",
-        tests_executed=False,
-        coverage={
-            "scope": "unknown",
-            "sample_count": None,
-            "population_count": None,
-            "sampling_method": "Existing review pool; no new sample was drawn",
-            "seed": None,
-            "samples": [],
-        },
-        evidence=[
-            evidence.item("coalescer/parsed.json"),
-            evidence.item(POOL_FILE),
-            *(_collection_evidence(p, evidence) for p in pool),
-        ],
-        derived_from=[review["id"] for review in copied],
-        attributes={
-            "inspected_marinskyrl_commit": inspected,
-            "applicability": {
-                "dataset_revision": current,
-                "verifier_revision": row.get("verifier_revision"),
-                "collections": applicability["collections"],
+        _progress(
+            stderr, f"{len(usable)} of {len(pool)} pool collection(s) apply; asking the model"
+        )
+        source = production_records.source_subject(
+            repository=config.source["repository"],
+            dataset_revision=current,
+            source_id=options.atlas_id,
+            snapshot="",
+        )
+        applicability = _applicability(pool, current=current, row=row)
+        write_json_file(output / POOL_FILE, applicability)
+        records.write_run_file(
+            output,
+            {
+                "tool": TOOL,
+                "source_id": options.atlas_id,
+                "config_path": str(config.path),
+                "model": config.resolved["model"],
+                "inspected_marinskyrl_commit": inspected,
+                "pool": [{"review_id": p.review_id, "kind": p.kind} for p in pool],
             },
-            "review_pool": [p.review_id for p in pool],
-        },
-        **production_records.opinion_fields(opinion),
+        )
+        subjects, copied = _copied(usable, source=source)
+        offered = _offered(usable, copied=copied)
+        payload = coalescer_payload(subjects=[source], provenance={}, reviews=offered)
+        payload["collection"]["execution_provenance"] = None
+        payload["current_release"] = {
+            "source_id": options.atlas_id,
+            "dataset_revision": current,
+            "verifier_revision": row.get("verifier_revision"),
+            "inspected_marinskyrl_commit": inspected,
+            "pool_applicability": applicability["collections"],
+        }
+        payload["instruction"] = f"{payload['instruction']} {APPLICABILITY_INSTRUCTION}"
+        client = ModelClient(model=config.model, stop=threading.Event(), connections=1)
+        try:
+            opinion = ask_coalescer(client=client, run_dir=output, payload=payload)[source["id"]]
+        except AnswersRefused as exc:
+            raise CurationRefused(_refused_synthesis(exc, client=client)) from None
+        finally:
+            client.close()
+        evidence = production_records.EvidenceWriter(output)
+        imported_at = records.now_stamp()
+        actor = production_records.model_actor(config.model.name)
+        synthesis_id = f"{source['id']}/synthesis"
+        synthesis = production_records.review(
+            review_id=synthesis_id,
+            subject_id=source["id"],
+            reviewer=actor,
+            reviewed_at=evidence.reviewed_at("coalescer/parsed.json"),
+            imported_at=imported_at,
+            method="synthesis",
+            tests_executed=False,
+            coverage={
+                "scope": "unknown",
+                "sample_count": None,
+                "population_count": None,
+                "sampling_method": "Existing review pool; no new sample was drawn",
+                "seed": None,
+                "samples": [],
+            },
+            evidence=[
+                evidence.item("coalescer/parsed.json"),
+                evidence.item(POOL_FILE),
+                *(_collection_evidence(p, evidence) for p in pool),
+            ],
+            derived_from=[review["id"] for review in copied],
+            attributes={
+                "inspected_marinskyrl_commit": inspected,
+                "applicability": {
+                    "dataset_revision": current,
+                    "verifier_revision": row.get("verifier_revision"),
+                    "collections": applicability["collections"],
+                },
+                "review_pool": [p.review_id for p in pool],
+            },
+            **production_records.opinion_fields(opinion),
+        )
+        tags = production_records.tag_assignments(
+            review_id=synthesis_id, tags=opinion["tags"], assigned_by=actor, assigned_at=imported_at
+        )
+        finish(
+            output=output,
+            collection={
+                "schema_version": production_records.SCHEMA_VERSION,
+                "execution_provenance": None,
+                "created_at": imported_at,
+                "subjects": subjects,
+                "reviews": [*copied, synthesis],
+                "tag_assignments": tags,
+                "source_mappings": [],
+            },
+        )
+        result = SynthesisResult(output=output, source_id=options.atlas_id, collections=pool)
+        result.output = stage.publish()
+    return result
+
+
+def _refused_synthesis(exc: AnswersRefused, *, client: ModelClient) -> str:
+    """The model's answers were refused: what was wrong with the last and how to go on (this
+    tool keeps nothing and has no --resume: running it again asks again)."""
+    advice = "run synthesise_source again to ask again"
+    if exc.truncated:
+        advice = (
+            f"every answer ran out of its output budget: {budget_advice(client)}, then {advice}"
+        )
+    return (
+        f"The model's synthesis was refused ({exc.refusals[-1].reason}; {len(exc.refusals)} of "
+        f"{exc.asks} answers refused); nothing was kept — {advice}"
     )
-    tags = production_records.tag_assignments(
-        review_id=synthesis_id, tags=opinion["tags"], assigned_by=actor, assigned_at=imported_at
-    )
-    finish(
-        output=output,
-        collection={
-            "schema_version": production_records.SCHEMA_VERSION,
-            "execution_provenance": None,
-            "created_at": imported_at,
-            "subjects": subjects,
-            "reviews": [*copied, synthesis],
-            "tag_assignments": tags,
-            "source_mappings": [],
-        },
-    )
-    return SynthesisResult(output=output, source_id=options.atlas_id, collections=pool)
 
 
 def _progress(stream: TextIO | None, text: str) -> None:

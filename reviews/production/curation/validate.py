@@ -8,7 +8,8 @@ asks for: Good returns only through it), and the source's current Atlas row (the
 resolution entry must name). Cases run first, in ``<output>/validation/``; only when every failing
 input now holds and every control is rejected is the review copied beside them and the collection
 written: the review's own reviews, one runtime review per validation case, and the curator's
-review carrying ``resolved_verifier_issues``.
+review carrying ``resolved_verifier_issues``. Otherwise the refusal names every case that failed
+and nothing is kept (``rundir.StagedOutput``): the output exists only for a validated fix.
 """
 
 from __future__ import annotations
@@ -48,9 +49,9 @@ from reviews.production.runtime.rundir import (
     COLLECTION_FILE,
     LOCK_FILE,
     MANIFEST_FILE,
+    StagedOutput,
     checked_new,
     finish,
-    new_output,
     read_json,
     write_json_file,
 )
@@ -268,63 +269,89 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
             purpose="Validate the fix at the checkout the review ran",
         )
         cases = validation_cases(confirming=confirming, options=options, review=review)
-        output = new_output(options.output)
-        validation = output / VALIDATION_DIR
-        validation.mkdir()
-        records.write_run_file(
-            validation,
-            {
-                "tool": TOOL,
-                "source_id": source_id,
-                "issue_url": confirming.issue_url,
-                "confirming_review_id": confirming.review_id,
-                "review_run": str(review.root),
-                "marinskyrl": identity,
-            },
-        )
-        shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)
-        progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
-        observations = run_cases(run_dir=validation, cases=cases, local=local, progress=progress)
-        result = ValidateResult(
-            output=output, source_id=source_id, issue_url=confirming.issue_url,
-            observations=observations,
-        )  # fmt: skip
-        offenders = [o for o in observations if not o.met]
-        write_json_file(
-            validation / VALIDATION_FILE,
-            {
-                "schema_version": 1,
-                "tool": TOOL,
-                "source_id": source_id,
-                "issue_url": confirming.issue_url,
-                "confirming_review_id": confirming.review_id,
-                "validated_marinskyrl_commit": identity["commit"],
-                "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
-                **revisions,
-                "fix_validated": not offenders,
-                "cases": [o.record() for o in observations],
-            },
-        )
-        if offenders:
-            raise CurationRefused(
-                "Fix not validated: "
-                + "; ".join(_offence(o) for o in offenders)
-                + f"; the validation evidence is saved in {validation}"
-                + _saved_wrong_hint(offenders)
-            )
-        _copy_review(review=review.root, output=output)
-        finish(
-            output=output,
-            collection=_collection(
-                review=review,
-                confirming=confirming,
-                result=result,
-                identity=identity,
-                revisions=revisions,
-                curator=options.curator,
-            ),
-        )
+        with StagedOutput(options.output, command=TOOL) as stage:
+            result = _validate(
+                stage=stage, review=review, confirming=confirming, cases=cases, local=local,
+                identity=identity, revisions=revisions, curator=options.curator, stderr=stderr,
+            )  # fmt: skip
+            result.output = stage.publish()
         return result
+
+
+def _validate(
+    *,
+    stage: StagedOutput,
+    review: SavedRun,
+    confirming: Confirming,
+    cases: list[Case],
+    local: dict[str, Any],
+    identity: dict[str, Any],
+    revisions: dict[str, Any],
+    curator: str | None,
+    stderr: TextIO | None,
+) -> ValidateResult:
+    """The cases run in ``<staging>/validation/``; all hold → the review copied beside them and
+    the resolution collection written. Any case that fails refuses (the staging is removed)."""
+    output = stage.path
+    source_id = review.source_id
+    validation = output / VALIDATION_DIR
+    validation.mkdir()
+    records.write_run_file(
+        validation,
+        {
+            "tool": TOOL,
+            "source_id": source_id,
+            "issue_url": confirming.issue_url,
+            "confirming_review_id": confirming.review_id,
+            "review_run": str(review.root),
+            "marinskyrl": identity,
+        },
+    )
+    shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)
+    progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
+    observations = run_cases(
+        run_dir=validation, cases=cases, local=local, progress=progress, command=TOOL
+    )
+    offenders = [o for o in observations if not o.met]
+    if offenders:
+        raise CurationRefused(
+            "Fix not validated: "
+            + "; ".join(_offence(o) for o in offenders)
+            + "; nothing was kept"
+            + _saved_wrong_hint(offenders)
+        )
+    result = ValidateResult(
+        output=output, source_id=source_id, issue_url=confirming.issue_url,
+        observations=observations,
+    )  # fmt: skip
+    write_json_file(
+        validation / VALIDATION_FILE,
+        {
+            "schema_version": 1,
+            "tool": TOOL,
+            "source_id": source_id,
+            "issue_url": confirming.issue_url,
+            "confirming_review_id": confirming.review_id,
+            "validated_marinskyrl_commit": identity["commit"],
+            "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
+            **revisions,
+            "fix_validated": True,
+            "cases": [o.record() for o in observations],
+        },
+    )
+    _copy_review(review=review.root, output=output)
+    finish(
+        output=output,
+        collection=_collection(
+            review=review,
+            confirming=confirming,
+            result=result,
+            identity=identity,
+            revisions=revisions,
+            curator=curator,
+        ),
+    )
+    return result
 
 
 def _saved_wrong_hint(offenders: list[Observation]) -> str:

@@ -42,6 +42,16 @@ class OutputRejected(ReviewProductionError):
         self.truncated = truncated
 
 
+class AnswersRefused(OutputRejected):
+    """Every ask of a stage was refused (``refusals``, of ``asks``): the stage stays incomplete.
+    Its message says how make_review goes on; another tool words its own next step."""
+
+    def __init__(self, message: str, *, refusals: list[OutputRejected], asks: int) -> None:
+        super().__init__(message, truncated=all(refusal.truncated for refusal in refusals))
+        self.refusals = refusals
+        self.asks = asks
+
+
 @functools.cache
 def opinion_schema() -> dict[str, Any]:
     """``{summary, verdict, metrics, findings, tags}``, all required, nothing else — derived from
@@ -316,10 +326,12 @@ def run_stage(
             continue
         write_json_file(parsed_path, answer)
         return answer
-    raise OutputRejected(
+    raise AnswersRefused(
         f"{label}: {refusals[-1].reason}; {len(refusals)} of {asks} answers refused, raw "
         f"responses saved in {stage_dir} (the last in {call_dir.name}); the stage remains "
-        f"incomplete{_budget_hint(client, refusals)}"
+        f"incomplete{_budget_hint(client, refusals)}",
+        refusals=refusals,
+        asks=asks,
     )
 
 
@@ -328,9 +340,14 @@ def _budget_hint(client: ModelClient, refusals: list[OutputRejected]) -> str:
     it; otherwise a resume asks again."""
     if not refusals or not all(refusal.truncated for refusal in refusals):
         return ". Run again with --resume to ask again; finished stages are kept"
+    return (
+        f". Every answer ran out of its output budget: {budget_advice(client)} and run again "
+        "with --resume; finished stages are kept"
+    )
+
+
+def budget_advice(client: ModelClient) -> str:
+    """The setting that gives a truncated answer more room, with its value now."""
     budget = output_tokens_of(client.model.judge_parameters)
     now = f" (now {budget})" if budget is not None else ""
-    return (
-        f". Every answer ran out of its output budget: raise model.review_parameters."
-        f"max_tokens{now} and run again with --resume; finished stages are kept"
-    )
+    return f"raise model.review_parameters.max_tokens{now}"

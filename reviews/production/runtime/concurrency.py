@@ -98,7 +98,7 @@ def kill_tracked_groups() -> None:
 
 
 @contextlib.contextmanager
-def interruptible(*, stop: threading.Event, command: str) -> Iterator[None]:
+def interruptible(*, stop: threading.Event, command: str, forced: str = FORCED) -> Iterator[None]:
     """While the block runs in the main thread: the first SIGINT sets ``stop`` and raises
     ``KeyboardInterrupt`` (the run stops cleanly and says it can be resumed); a second SIGINT
     ends the process at once. Elsewhere (a thread) it changes nothing."""
@@ -113,7 +113,7 @@ def interruptible(*, stop: threading.Event, command: str) -> Iterator[None]:
         stop.set()
         if interrupts > 1:
             kill_tracked_groups()
-            sys.stderr.write(f"\n{command}: {FORCED}\n")
+            sys.stderr.write(f"\n{command}: {forced}\n")
             sys.stderr.flush()
             os._exit(FORCED_EXIT_STATUS)
         raise KeyboardInterrupt

@@ -15,6 +15,12 @@ class CurationRefused(ReviewProductionError):
     """A curator's tool cannot go on; nothing that could confirm or resolve a defect was written."""
 
 
+class CurationInterrupted(CurationRefused):
+    """A curator's tool was interrupted (Ctrl-C); its output was removed."""
+
+    exit_status = 130  # the shell's status for a process ended by SIGINT
+
+
 # A native worker runs from the configured MarinSkyRL checkout; without one nothing can run.
 CHECKOUT_REQUIRED = "runtime.marinskyrl_checkout is required to run native workers"
 

@@ -4,8 +4,10 @@ the artifact manifest."""
 from __future__ import annotations
 
 import fcntl
+import glob
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 from typing import Any, TextIO
@@ -15,7 +17,11 @@ from reviews.production.format.collection_checks import (
     CollectionRejected,
     check_collection,
 )
-from reviews.production.runtime.errors import CurationRefused, ReviewProductionError
+from reviews.production.runtime.errors import (
+    CurationInterrupted,
+    CurationRefused,
+    ReviewProductionError,
+)
 
 LOCK_FILE = ".run.lock"
 RUN_FILE = "run.json"
@@ -109,8 +115,13 @@ def artifact_manifest(*, run_dir: Path) -> dict[str, Any]:
     return {"files": sorted(files, key=lambda item: item["path"])}
 
 
-# --- the curators' run directories: always new (a re-run costs seconds of native execution and no
-# model call, so they are never resumed), finished with the checks publication runs.
+# --- the curators' run directories: always new, written in full or not at all. A curator's run
+# costs seconds of native execution and at most one model call, so it is never resumed: it is
+# written in a hidden staging folder beside its output and renamed into place only when it is
+# finished. A refusal, an interruption or a full disk removes the staging folder, so the corrected
+# retry runs into the same output, and nothing half-made can be mistaken for evidence.
+
+STAGING = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.partial$")
 
 
 def checked_new(path: Path) -> Path:
@@ -121,13 +132,77 @@ def checked_new(path: Path) -> Path:
     return output
 
 
-def new_output(path: Path) -> Path:
-    """``path`` made absolute and created with mode 0700; an existing one is refused."""
-    output = checked_new(path)
-    output.parent.mkdir(parents=True, exist_ok=True)
-    output.mkdir(mode=0o700)
-    os.chmod(output, 0o700)  # mkdir's mode is masked by the umask
-    return output
+class StagedOutput:
+    """A curator's output directory: ``path`` is where the run writes (the staging folder),
+    ``publish()`` renames it to ``output``. Used as a context manager, any exception removes the
+    staging folder; an interruption becomes ``CurationInterrupted`` and an error of the file
+    system (a full disk, a read-only folder) a ``CurationRefused``, each one line saying that
+    nothing was kept (the command prints it, never a traceback)."""
+
+    def __init__(self, output: Path, *, command: str) -> None:
+        self.output = checked_new(output)
+        self.command = command
+        self.path = self.output.with_name(f".{self.output.name}.{os.getpid()}.partial")
+        self.published = False
+
+    def __enter__(self) -> StagedOutput:
+        self.output.parent.mkdir(parents=True, exist_ok=True)
+        _sweep_abandoned(self.output)
+        self.path.mkdir(mode=0o700)
+        os.chmod(self.path, 0o700)  # mkdir's mode is masked by the umask
+        return self
+
+    def publish(self) -> Path:
+        """The finished run, renamed into place (the same file system: one atomic rename)."""
+        if self.output.exists():
+            raise CurationRefused(
+                f"Output already exists; use a new output directory: {self.output}"
+            )
+        os.rename(self.path, self.output)
+        self.published = True
+        return self.output
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, _tb) -> None:
+        if kind is None:
+            return
+        if not self.published:
+            shutil.rmtree(self.path, ignore_errors=True)
+        if isinstance(exc, KeyboardInterrupt):
+            raise CurationInterrupted(
+                f"{self.command}: interrupted; nothing was kept in {self.output}"
+            ) from None
+        if isinstance(exc, OSError):
+            raise CurationRefused(
+                f"{self.command} stopped: {self._reason(exc)}; nothing was kept in {self.output}"
+            ) from None
+
+    def _reason(self, exc: OSError) -> str:
+        """The error in words, a staging path named by its place in the output."""
+        reason = exc.strerror or str(exc)
+        if exc.filename:
+            name = str(exc.filename).replace(str(self.path), str(self.output))
+            reason = f"{reason}: {name}"
+        return reason
+
+
+def _sweep_abandoned(output: Path) -> None:
+    """Staging folders of the same output left by a process that no longer runs (killed before
+    it could clean up): removed, so they never pile up beside the output."""
+    for sibling in output.parent.glob(f".{glob.escape(output.name)}.*.partial"):
+        match = STAGING.match(sibling.name)
+        if match is None or match["name"] != output.name or _running(int(match["pid"])):
+            continue
+        shutil.rmtree(sibling, ignore_errors=True)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # another user's process
+    return True
 
 
 def finish(*, output: Path, collection: dict[str, Any]) -> Path:

@@ -1,0 +1,169 @@
+"""The curators' commands stop the same way: a Ctrl-C or a full disk ends them with one line
+(never a traceback) and leaves nothing — no output folder, no staging folder beside it — so the
+same command runs again into the same output. Each runs as a curator runs it: ``manage.py`` in
+its own process, the real gsm8k verifier behind it."""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from atlas.services.sync import sync_catalog
+from tests.curation.conftest import ISSUE_URL, task_folder_of
+from tests.curation.test_refusals import assert_nothing_left, publish
+from tests.production.helpers import load
+
+pytestmark = pytest.mark.slow
+
+ROOT = Path(__file__).resolve().parents[2]
+DEADLINE = 180.0  # generous: the machine may be busy
+
+
+def manage(*args: str) -> list[str]:
+    return [sys.executable, str(ROOT / "manage.py"), *args]
+
+
+def wait_for(condition, *, what: str) -> None:
+    deadline = time.monotonic() + DEADLINE
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.05)
+
+
+def command_lines(stderr: str) -> list[str]:
+    """What the command said besides its progress lines."""
+    return [line for line in stderr.splitlines() if line and not line.startswith("reproduce_")]
+
+
+def reproduce_args(run: Path, output: Path, *extra: str) -> list[str]:
+    return [
+        "reproduce_defect", "--run-dir", str(run), "--attempt", task_folder_of(run, 2006),
+        "--kind", "verifier", "--issue-url", ISSUE_URL, "--expect", "accepted",
+        "--output", str(output), *extra,
+    ]  # fmt: skip
+
+
+def slow_interpreter_config(run: Path, root: Path) -> tuple[Path, Path]:
+    """The run's own config whose Gym interpreter first says it started (a marker file), then
+    waits, then runs: the case is surely running when the test interrupts it."""
+    marker = root / "started"
+    wrapper = root / "slow-python"
+    wrapper.write_text(
+        f'#!/bin/sh\ntouch "{marker}"\nsleep 60\nexec "{sys.executable}" "$@"\n', encoding="utf-8"
+    )
+    wrapper.chmod(0o755)
+    config = load(run / "run.json")["config"]
+    config["runtime"]["gym_python"] = str(wrapper)
+    path = root / "slow-config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    return path, marker
+
+
+def test_ctrl_c_stops_reproduce_defect_with_one_line_and_leaves_nothing(
+    buggy_run, defect_checkout, tmp_path
+):
+    config, marker = slow_interpreter_config(buggy_run, tmp_path)
+    output = tmp_path / "reproduction"
+    process = subprocess.Popen(
+        manage(*reproduce_args(buggy_run, output, "--config", str(config))),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(marker.exists, what="the case's interpreter to start")
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Traceback" not in stderr
+    assert command_lines(stderr) == [
+        f"CommandError: reproduce_defect: interrupted; nothing was kept in {output}"
+    ]
+    assert process.returncode == 130
+    assert_nothing_left(output)
+    # The same command, uninterrupted, runs into the same output.
+    finished = subprocess.run(
+        manage(*reproduce_args(buggy_run, output)), cwd=ROOT, capture_output=True, text=True
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert load(output / "reproduction.json")["reproduced"] is True
+
+
+def on_small_disk(folder: Path, *, size: str, script: str) -> list[str] | None:
+    """``script`` run by ``sh`` in a private mount namespace with a tmpfs of ``size`` on
+    ``folder``; None where the machine does not allow one."""
+    unshare = shutil.which("unshare")
+    mount = f"mount -t tmpfs -o size={size} tmpfs {shlex.quote(str(folder))}"
+    if unshare is None or subprocess.run([unshare, "-m", "sh", "-c", mount]).returncode != 0:
+        return None
+    return [unshare, "-m", "sh", "-c", f"{mount} && {script}"]
+
+
+def test_a_full_disk_stops_reproduce_defect_with_one_line_and_leaves_nothing(
+    buggy_run, defect_checkout, tmp_path
+):
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    output = disk / "reproduction"
+    command = shlex.join(manage(*reproduce_args(buggy_run, output)))
+    # Inside the namespace: the command, then what the small disk holds after it.
+    argv = on_small_disk(
+        disk, size="48k", script=f"{command}; status=$?; ls -A {shlex.quote(str(disk))}; "
+        "exit $status"
+    )  # fmt: skip
+    if argv is None:
+        pytest.skip("this machine does not allow a private tmpfs mount (unshare -m)")
+    finished = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    assert "Traceback" not in finished.stderr
+    lines = command_lines(finished.stderr)
+    assert len(lines) == 1, finished.stderr
+    assert lines[0].startswith("CommandError: reproduce_defect stopped: No space left on device")
+    assert lines[0].endswith(f"; nothing was kept in {output}")
+    assert finished.returncode == 1
+    assert finished.stdout.strip() == ""  # the disk is empty again
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_full_disk_stops_fetch_review_with_one_line_and_leaves_nothing(
+    buggy_run, packaged_catalog, live_server, tmp_path
+):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    review_id = publish(buggy_run)["review_id"]
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    output = disk / "copy"
+    command = shlex.join(
+        manage("fetch_review", "--atlas", live_server.url, "--review-id", review_id,
+               "--output", str(output))
+    )  # fmt: skip
+    argv = on_small_disk(
+        disk, size="48k", script=f"{command}; status=$?; ls -A {shlex.quote(str(disk))}; "
+        "exit $status"
+    )  # fmt: skip
+    if argv is None:
+        pytest.skip("this machine does not allow a private tmpfs mount (unshare -m)")
+    finished = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
+    assert "Traceback" not in finished.stderr
+    assert finished.stderr.strip().startswith(
+        "CommandError: fetch_review stopped: No space left on device"
+    ), finished.stderr
+    assert finished.stderr.strip().endswith(f"; nothing was kept in {output}")
+    assert len(finished.stderr.strip().splitlines()) == 1
+    assert finished.returncode == 1
+    assert finished.stdout.strip() == ""  # the disk is empty again
+    # With room, the same command copies it.
+    fetched = subprocess.run(shlex.split(command), cwd=ROOT, capture_output=True, text=True)
+    assert fetched.returncode == 0, fetched.stderr
+    assert load(output / "atlas-review.json")["review_id"] == review_id
