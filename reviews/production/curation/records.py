@@ -212,6 +212,12 @@ def provenance(identity: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def checkout_record(identity: dict[str, Any]) -> dict[str, Any]:
+    """A checkout's identity as a curator's ``run.json`` records it: the commit, its Python tree
+    and dirtiness — not the folder it sits in on this machine."""
+    return {key: value for key, value in identity.items() if key != "checkout"}
+
+
 def samples_of(observations: list[Observation]) -> list[dict[str, Any]]:
     seen: dict[str, dict[str, Any]] = {}
     for observation in observations:

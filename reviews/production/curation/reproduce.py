@@ -26,7 +26,12 @@ from reviews.production.curation.cases import (
     saved_answer,
     supplied,
 )
-from reviews.production.curation.execution import check_checkout, local_runtime, run_cases
+from reviews.production.curation.execution import (
+    LOCAL_RUNTIME_KEYS,
+    check_checkout,
+    local_runtime,
+    run_cases,
+)
 from reviews.production.curation.saved_runs import SavedAttempt, SavedRun
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.production.make_review import records as production_records
@@ -190,14 +195,14 @@ def _identity(
 ) -> dict[str, Any]:
     return {
         "tool": TOOL,
-        "original_run": str(saved.root),
+        "original_run": saved.named(),
         "original_review_id": saved.review_id,
         "source_id": saved.source_id,
         "issue_url": options.issue_url,
         "defect_kind": options.kind,
         "expected": options.expect,
         "attempts": list(options.attempts),
-        "marinskyrl": identity,
+        "marinskyrl": records.checkout_record(identity),
     }
 
 
@@ -229,7 +234,7 @@ def _report(
         "expected": options.expect,
         "expectation": EXPECTATIONS[options.expect],
         "statement": options.statement,
-        "original_run": str(saved.root),
+        "original_run": saved.named(),
         "original_review_id": saved.review_id,
         "executed_marinskyrl_commit": identity["commit"],
         "cases": [{**o.record(), "input": saved_input(o.case.attempt)} for o in observations],
@@ -248,10 +253,12 @@ def _report(
 
 def saved_input(attempt: SavedAttempt) -> dict[str, Any]:
     """What the worker was given, minus the endpoint (never a credential: the key is never in
-    an input file)."""
+    an input file) and minus where this machine keeps its checkouts and interpreters (a re-run
+    takes them from its own runtime, ``execution.case_runtime``)."""
+    config = {k: v for k, v in attempt.config.items() if k not in LOCAL_RUNTIME_KEYS}
     return {
         "task": attempt.task,
-        "config": attempt.config,
+        "config": config,
         "model_parameters": attempt.model.get("parameters") or {},
     }
 

@@ -4,6 +4,7 @@ the executed checkout, and each finished attempt's saved native input and solver
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from dataclasses import dataclass
@@ -84,6 +85,17 @@ class SavedRun:
             if subject.get("level") == "task" and subject.get("task_id") == task_id:
                 return subject
         raise CurationRefused(f"The run's collection has no subject for task {task_id}")
+
+    @property
+    def collection_id(self) -> str:
+        """The SHA-256 of its collection: the review id it has (or will have) once published —
+        how the curators' records name a run, never by its folder on this machine."""
+        return hashlib.sha256((self.root / COLLECTION_FILE).read_bytes()).hexdigest()
+
+    def named(self) -> dict[str, Any]:
+        """This run as the curators' records name it: its review id, and where it was published
+        or fetched from when it was."""
+        return {"review_id": self.collection_id, "url": (self.atlas or {}).get("url")}
 
     @property
     def review_id(self) -> str | None:

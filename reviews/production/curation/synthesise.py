@@ -143,7 +143,6 @@ def synthesise_source(
             {
                 "tool": TOOL,
                 "source_id": options.atlas_id,
-                "config_path": str(config.path),
                 "model": config.resolved["model"],
                 "inspected_marinskyrl_commit": inspected,
                 "pool": [{"review_id": p.review_id, "kind": p.kind} for p in pool],

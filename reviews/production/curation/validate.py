@@ -303,8 +303,8 @@ def _validate(
             "source_id": source_id,
             "issue_url": confirming.issue_url,
             "confirming_review_id": confirming.review_id,
-            "review_run": str(review.root),
-            "marinskyrl": identity,
+            "review_run": review.named(),
+            "marinskyrl": records.checkout_record(identity),
         },
     )
     shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)

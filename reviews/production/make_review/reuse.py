@@ -33,6 +33,7 @@ from reviews.production.runtime.tasks import Task
 
 REUSE_FILE = "reuse.json"
 REUSED_DIR = "reused"
+LOCAL_RUN = "run directory"  # how reuse.json names a --reuse given as a local folder
 # A published review's page or API address: <atlas>/reviews/<id>/ or <atlas>/api/reviews/<id>/.
 REVIEW_URL = re.compile(r"^(?P<atlas>https?://.+?)(?:/api)?/reviews/(?P<id>[0-9a-f]{64})/?$")
 COMPARED_FIELDS = (
@@ -78,7 +79,9 @@ class _Source:
 @contextmanager
 def reuse_sources(values: tuple[str, ...]) -> Iterator[list[tuple[str, Path]]]:
     """Each ``--reuse`` value as (what was named, a local run directory): a directory as it is, a
-    published review's URL fetched from its Atlas into a temporary folder (removed afterwards)."""
+    published review's URL fetched from its Atlas into a temporary folder (removed afterwards).
+    A directory is named ``LOCAL_RUN``, never by its path on this machine: its collection's
+    SHA-256, recorded beside it, says which run it was."""
     found: list[tuple[str, Path]] = []
     with tempfile.TemporaryDirectory(prefix="make-review-reuse-") as scratch:
         for value in values:
@@ -88,7 +91,7 @@ def reuse_sources(values: tuple[str, ...]) -> Iterator[list[tuple[str, Path]]]:
                     raise ReviewProductionError(
                         f"--reuse takes a review run directory or a published review's URL: {value}"
                     )
-                found.append((str(Path(value).resolve()), Path(value)))
+                found.append((LOCAL_RUN, Path(value)))
                 continue
             target = Path(scratch) / match.group("id")
             with AtlasClient(match.group("atlas")) as atlas:
@@ -109,7 +112,7 @@ def read_source(root: Path, *, named: str | None = None) -> _Source:
     if isinstance(run, dict):
         tasks = {str(t.get("id")): t for t in run.get("tasks") or [] if isinstance(t, dict)}
     return _Source(
-        named=named or str(path.resolve()),
+        named=named or LOCAL_RUN,
         root=path.resolve(),
         collection=collection,
         sha256=hashlib.sha256(collection_file.read_bytes()).hexdigest(),
