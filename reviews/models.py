@@ -195,3 +195,34 @@ class VerifierIssue(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} · {self.issue_url} · {self.status}"
+
+    def reproduction_review_ids(self) -> list[str]:
+        """Every published reproduction of the defect: the confirming collection first, then
+        those added while it was open (``validate_fix`` re-runs the failing inputs of all)."""
+        # .all(): in the model's order, and read from a prefetch when the caller made one.
+        return [self.review_id, *(added.review_id for added in self.reproductions.all())]
+
+
+class VerifierIssueReproduction(models.Model):
+    """A further published reproduction of an open defect, added after it was confirmed (the
+    confirming collection is the issue's own ``review``): another attempt that shows the same
+    defect, found later — e.g. a saved answer the fix validation took for a wrong one."""
+
+    issue = models.ForeignKey(VerifierIssue, on_delete=models.PROTECT, related_name="reproductions")
+    review = models.ForeignKey(Review, on_delete=models.PROTECT, related_name="+")
+    added_at = models.DateTimeField()
+    added_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        db_table = "catalog_verifier_issue_reproductions"
+        ordering = ["added_at", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["issue", "review"], name="catalog_vi_reproductions_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.issue_id} · {self.review_id}"

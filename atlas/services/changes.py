@@ -161,6 +161,7 @@ def record_curation(
     source_id: str,
     before: Mapping[str, Any],
     user: Any = None,
+    actor: str = "",
     review_id: str | None = None,
     issue_url: str | None = None,
     note: str = "",
@@ -168,7 +169,8 @@ def record_curation(
 ) -> SourceChange | None:
     """One history entry for a curator's action on ``source_id``, with the displayed values it
     changed since ``before``. Call it inside the action's transaction, after its display state was
-    recomputed. ``only_if_changed``: an action that repeated an earlier one (an identical
+    recomputed. Who acted: ``user``'s name, else ``actor`` (a command line's operating-system user
+    or ``--curator``). ``only_if_changed``: an action that repeated an earlier one (an identical
     re-publication) records nothing when it changed nothing."""
     if kind not in CURATION_KINDS:
         raise ValueError(f"Not a curator action: {kind}")
@@ -195,7 +197,7 @@ def record_curation(
         origin=source["origin"],
         display_name=source["display_name"] or "",
         fields=fields,
-        actor=getattr(user, "username", "") if getattr(user, "pk", None) else "",
+        actor=getattr(user, "username", "") if getattr(user, "pk", None) else actor,
         review_id=review_id,
         issue_url=issue_url,
         note=note,

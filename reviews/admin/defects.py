@@ -3,6 +3,7 @@ Both go through reviews.services.defects; the admin never edits an issue directl
 issue's page), and the forms offer only what the rules accept: a source picked by autocomplete, a
 confirming review among that source's ``verifier_defect`` collections, a URL input."""
 
+import re
 from dataclasses import dataclass
 
 from django import forms
@@ -16,11 +17,15 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, is_staff_member, may
+from atlas.rules.labels import QUALITY_LABELS, UNREVIEWED
 from reviews.kinds import HasPoolRole
+from reviews.labels import verdict_label
 from reviews.models import Review, VerifierIssue
+from reviews.rating import derive_rating
 from reviews.services.defects import (
     RESOLUTION_PREFIX,
     DefectRuleError,
+    after_resolution,
     confirm_verifier_issue,
     resolve_verifier_issue,
     validate_confirmation,
@@ -29,24 +34,68 @@ from reviews.services.defects import (
 
 
 def defect_collections(*, source_id: str | None = None) -> QuerySet[Review]:
-    """Published collections holding a ``verifier_defect`` review (of one source, when given)."""
+    """Published collections holding a ``verifier_defect`` review (of one source, when given),
+    read with their collection: each option is labelled by what it says."""
     reviews = (
         Review.objects.alias(defect=HasPoolRole("verifier_defect"))
         .filter(defect=True)
-        .only("id", "source_id", "updated_at", "kind")
+        .only("id", "source_id", "updated_at", "kind", "collection")
         .order_by("source_id", "-updated_at", "id")
     )
     return reviews.filter(source_id=source_id) if source_id else reviews
 
 
-def collection_label(review: Review) -> str:
+def _dated(review: Review) -> str:
     date = review.updated_at.date().isoformat() if review.updated_at else "undated"
-    return f"{review.id[:12]} · {date} · {review.source_id}"
+    return f"{date} · {review.id[:12]}"
+
+
+def issue_name(url: str) -> str:
+    """``owner/repo#N`` of a GitHub issue URL (the URL itself when it is not one)."""
+    match = re.match(r"^https://github\.com/([^/]+/[^/]+)/issues/(\d+)$", url)
+    return f"{match.group(1)}#{match.group(2)}" if match else url
+
+
+def reproduction_label(review: Review) -> str:
+    """A confirming-review option: the issue its defect review names, what it claims and
+    observed natively, so options that differ only in their hash read apart."""
+    reviews = [r for r in (review.collection or {}).get("reviews") or [] if isinstance(r, dict)]
+    defect = next(
+        (r for r in reviews if (r.get("attributes") or {}).get("review_pool_role") == DEFECT),
+        {},
+    )
+    attributes = defect.get("attributes") or {}
+    issue = attributes.get("issue_url")
+    named = issue_name(issue) if isinstance(issue, str) else "no issue named"
+    runs = sum(1 for r in reviews if r.get("method") == "runtime_execution")
+    claim = f"expected {attributes['expected']}" if attributes.get("expected") else "reproduction"
+    return (
+        f"{named} · {verdict_label(defect.get('verdict'))} · {claim}, {runs} native run(s) · "
+        f"{_dated(review)}"
+    )
+
+
+def resolution_label(review: Review) -> str:
+    """A resolution-review option: the rating it derives and the issues it records as fixed."""
+    collection = review.collection or {}
+    fixed = [
+        issue_name(str(entry.get("issue_url")))
+        for r in collection.get("reviews") or []
+        if isinstance(r, dict)
+        for entry in (r.get("attributes") or {}).get("resolved_verifier_issues") or []
+        if isinstance(entry, dict) and entry.get("fix_validated") is True
+    ]
+    try:
+        rating = QUALITY_LABELS.get(derive_rating(collection) or "", UNREVIEWED)
+    except (KeyError, TypeError):
+        rating = UNREVIEWED
+    resolves = f"fix validated for {', '.join(fixed)}" if fixed else "records no validated fix"
+    return f"Rating {rating} · {resolves} · {_dated(review)}"
 
 
 class DefectCollectionField(forms.ModelChoiceField):
     def label_from_instance(self, obj: Review) -> str:
-        return collection_label(obj)
+        return reproduction_label(obj)
 
 
 class ConfirmDefectForm(forms.ModelForm):
@@ -114,10 +163,11 @@ class ResolutionCandidate:
 
     @property
     def label(self) -> str:
-        return collection_label(self.review)
+        return resolution_label(self.review)
 
 
 CONFIRM_TITLE = "Confirm verifier defect"
+DEFECT = "verifier_defect"
 # How many collections the resolve page checks (newest first); each check reads one collection.
 CANDIDATE_LIMIT = 20
 
@@ -130,7 +180,7 @@ def resolution_candidates(*, issue: VerifierIssue) -> list[ResolutionCandidate]:
             source_id=issue.source_id, kind="rating", updated_at__gt=issue.created_at
         )
         .exclude(id=issue.review_id)
-        .only("id", "source_id", "updated_at", "kind")
+        .only("id", "source_id", "updated_at", "kind", "collection")
         .order_by("-updated_at", "id")[:CANDIDATE_LIMIT]
     )
     candidates = []
@@ -258,14 +308,28 @@ class VerifierIssueAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         if change:
             return
+        review_id = form.cleaned_data["confirming_review"].pk
         issue = confirm_verifier_issue(
             source_id=form.cleaned_data["source"].pk,
             issue_url=form.cleaned_data["issue_url"],
-            review_id=form.cleaned_data["confirming_review"].pk,
+            review_id=review_id,
             user=request.user,
         )
         obj.pk = issue.pk
         obj._state.adding = False
+        # An open defect of the same issue got a further reproduction instead of a new row.
+        obj.added_reproduction = issue.review_id != review_id
+
+    def response_add(self, request, obj, post_url_continue=None):
+        if not getattr(obj, "added_reproduction", False):
+            return super().response_add(request, obj, post_url_continue)
+        self.message_user(
+            request,
+            f"Reproduction added to the open defect {obj.issue_url}: validate_fix re-runs the "
+            "failing inputs of every reproduction.",
+            messages.SUCCESS,
+        )
+        return redirect("admin:reviews_verifierissue_change", obj.pk)
 
     def get_urls(self):
         return [
@@ -288,7 +352,7 @@ class VerifierIssueAdmin(admin.ModelAdmin):
             raise PermissionDenied
         source_id = request.GET.get("source") or ""
         options = [
-            {"id": review.id, "label": collection_label(review)}
+            {"id": review.id, "label": reproduction_label(review)}
             for review in defect_collections(source_id=source_id or None)[:200]
         ]
         return JsonResponse({"source": source_id, "options": options})
@@ -308,7 +372,12 @@ class VerifierIssueAdmin(admin.ModelAdmin):
                 form.add_error(None, str(exc))
             else:
                 self.log_change(request, issue, f"Resolved with review {review_id}")
-                self.message_user(request, "Verifier defect resolved.", messages.SUCCESS)
+                left = after_resolution(source_id=issue.source_id)
+                self.message_user(
+                    request,
+                    f"Verifier defect resolved. {left}." if left else "Verifier defect resolved.",
+                    messages.SUCCESS if not left else messages.WARNING,
+                )
                 return redirect("admin:reviews_verifierissue_change", issue.pk)
         context = {
             **self.admin_site.each_context(request),

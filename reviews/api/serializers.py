@@ -137,12 +137,18 @@ class VerifierIssueSerializer(serializers.ModelSerializer):
     source_id = serializers.CharField(read_only=True)
     review_id = serializers.CharField(read_only=True)
     resolution_review_id = serializers.CharField(read_only=True, allow_null=True)
+    reproduction_review_ids = serializers.ListField(
+        child=serializers.CharField(),
+        read_only=True,
+        help_text="Every published reproduction of the defect: the confirming collection "
+        "(`review_id`) first, then those added while it was open.",
+    )
 
     class Meta:
         model = VerifierIssue
         fields = [
-            "id", "source_id", "issue_url", "review_id", "status", "resolution_review_id",
-            "created_at", "updated_at",
+            "id", "source_id", "issue_url", "review_id", "reproduction_review_ids", "status",
+            "resolution_review_id", "created_at", "updated_at",
         ]  # fmt: skip
 
 

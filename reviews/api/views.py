@@ -247,19 +247,27 @@ class VerifierIssueFilter(django_filters.FilterSet):
 class VerifierIssueViewSet(
     mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
-    queryset = VerifierIssue.objects.order_by("created_at", "id")
+    queryset = VerifierIssue.objects.order_by("created_at", "id").prefetch_related("reproductions")
     serializer_class = VerifierIssueSerializer
     filterset_class = VerifierIssueFilter
     filter_backends = [DjangoFilterBackend]
     pagination_class = ListPagination
     permission_classes = [CanManageVerifierIssues]
 
-    @extend_schema(request=ConfirmRequestSerializer, responses={201: VerifierIssueSerializer})
+    @extend_schema(
+        request=ConfirmRequestSerializer,
+        responses={201: VerifierIssueSerializer, 200: VerifierIssueSerializer},
+        description="Confirm a defect (201), or add a further published reproduction to the open "
+        "defect recorded under the same issue (200).",
+    )
     def create(self, request):
         body = ConfirmRequestSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         issue = confirm_verifier_issue(**body.validated_data, user=request.user)
-        return Response(issue_as_json(issue), status=status.HTTP_201_CREATED)
+        # A further reproduction of an open defect adds to the row; a confirmation creates it.
+        added = issue.review_id != body.validated_data["review_id"]
+        code = status.HTTP_200_OK if added else status.HTTP_201_CREATED
+        return Response(issue_as_json(issue), status=code)
 
     @extend_schema(request=ResolveRequestSerializer, responses={200: VerifierIssueSerializer})
     @action(detail=True, methods=["post"])

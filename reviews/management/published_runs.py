@@ -1,9 +1,11 @@
-"""The review id a published run directory names: ``publish_review`` writes
+"""What the defect commands share: who acts (``--curator``), and the review id a published run
+directory names: ``publish_review`` writes
 ``atlas-publication.json`` into the run it published, so a later step (confirming or resolving a
 defect) can name the run folder instead of copying a 64-character id."""
 
 from __future__ import annotations
 
+import getpass
 import json
 from pathlib import Path
 
@@ -23,6 +25,18 @@ def add_review_choice(parser: CommandParser, *, id_option: str, dir_option: str,
         help=f"instead of the id: the run directory of {what}, published by publish_review "
         f"(its review id is read from DIR/{PUBLICATION_RESULT_FILE})",
     )
+
+
+def add_curator_option(parser: CommandParser, *, action: str) -> None:
+    parser.add_argument(
+        "--curator",
+        help=f"who {action}, recorded in the source's history (default: the login name)",
+    )
+
+
+def curator_name(named: str | None) -> str:
+    """Who acted at a command line: ``--curator``, else the operating-system user."""
+    return (named or "").strip() or getpass.getuser()
 
 
 def published_review_id(*, run_dir: Path, atlas_id: str) -> str:

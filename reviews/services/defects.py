@@ -21,7 +21,7 @@ from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
 from reviews.defect_invariant import defect_writer
 from reviews.links import REVIEW_NOT_FOUND
-from reviews.models import Review, ReviewArtifact, VerifierIssue
+from reviews.models import Review, ReviewArtifact, VerifierIssue, VerifierIssueReproduction
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.vocabularies import ReviewKind
 
@@ -77,20 +77,23 @@ def validate_confirmation(
     ):
         raise DefectRuleError("A confirmed defect needs a native execution that reproduces it")
     existing = VerifierIssue.objects.filter(source_id=source.id, issue_url=issue_url).first()
-    if existing is not None and existing.status == VerifierIssue.Status.OPEN:
-        raise DefectRuleError("This defect is already recorded for the source")
-    if existing is not None:
+    if existing is not None and existing.status != VerifierIssue.Status.OPEN:
         raise DefectRuleError(
             "This issue was already resolved for the source; record a regression under a new "
             "GitHub issue"
         )
+    if existing is not None and review.id in existing.reproduction_review_ids():
+        raise DefectRuleError("This defect is already recorded for the source")
     return source, review
 
 
 def confirm_verifier_issue(
-    *, source_id: str, issue_url: str, review_id: str, user=None
+    *, source_id: str, issue_url: str, review_id: str, user=None, actor: str = ""
 ) -> VerifierIssue:
-    """Record an open defect and demote the source, in one transaction under a source row lock."""
+    """Record an open defect and demote the source, in one transaction under a source row lock.
+    An open defect already recorded under ``issue_url`` gets the collection as a further
+    reproduction instead (``add_reproduction``). ``actor`` names who acted when ``user`` is no
+    account (a command line: the operating-system user or ``--curator``)."""
     with transaction.atomic(), defect_writer():
         Source.objects.select_for_update().filter(id=source_id).first()
         source, review = validate_confirmation(
@@ -98,6 +101,11 @@ def confirm_verifier_issue(
         )
         before = curation_state(source_id=source.id)
         now = timezone.now()
+        existing = VerifierIssue.objects.open().filter(source=source, issue_url=issue_url).first()
+        if existing is not None:
+            return _add_reproduction(
+                issue=existing, review=review, before=before, user=user, actor=actor, now=now
+            )
         issue = VerifierIssue.objects.create(
             source=source,
             issue_url=issue_url,
@@ -116,10 +124,41 @@ def confirm_verifier_issue(
             source_id=source.id,
             before=before,
             user=user,
+            actor=actor,
             review_id=review.id,
             issue_url=issue_url,
             note="Capped at Some issues and difficulty withheld until a validated fix",
         )
+    return issue
+
+
+ADDED_NOTE = (
+    "Another reproduction added to the open defect; the fix is validated against the failing "
+    "inputs of every reproduction"
+)
+
+
+def _add_reproduction(
+    *, issue: VerifierIssue, review: Review, before: dict[str, Any], user, actor: str, now
+) -> VerifierIssue:
+    """A further reproduction of an open defect (validated as a confirmation is): recorded with
+    it, in the history under the same kind as the confirmation it extends."""
+    VerifierIssueReproduction.objects.create(
+        issue=issue,
+        review=review,
+        added_at=now,
+        added_by=user if getattr(user, "pk", None) else None,
+    )
+    record_curation(
+        kind=ChangeKind.DEFECT_CONFIRMED,
+        source_id=issue.source_id,
+        before=before,
+        user=user,
+        actor=actor,
+        review_id=review.id,
+        issue_url=issue.issue_url,
+        note=ADDED_NOTE,
+    )
     return issue
 
 
@@ -163,7 +202,7 @@ def validate_resolution(*, issue: VerifierIssue | None, resolution_review_id: st
 
 def resolve_verifier_issue(
     *, issue_id: int | None = None, source_id: str | None = None, issue_url: str | None = None,
-    resolution_review_id: str, user=None,
+    resolution_review_id: str, user=None, actor: str = "",
 ) -> VerifierIssue:  # fmt: skip
     """Resolve an open defect with a validated fix; never restores a rating by itself."""
     with transaction.atomic(), defect_writer():
@@ -188,21 +227,29 @@ def resolve_verifier_issue(
             source_id=issue.source_id,
             before=before,
             user=user,
+            actor=actor,
             review_id=review.id,
             issue_url=issue.issue_url,
-            note=_resolution_note(source_id=issue.source_id),
+            note=after_resolution(source_id=issue.source_id),
         )
     return issue
 
 
-def _resolution_note(*, source_id: str) -> str:
-    """What the history says is left to do: resolution never restores a rating by itself."""
+RESTORE_GOOD = (
+    "Good returns only with a new rating publication: publish the resolution's review again to "
+    "restore Good"
+)
+
+
+def after_resolution(*, source_id: str) -> str:
+    """What is left to do once a defect is resolved (resolution never restores a rating by
+    itself): the history's note, the admin's message and the command's next step."""
     if has_open_defect(source_id=source_id):
         return "Other verifier defects of the source remain open"
     quality = Source.objects.filter(id=source_id).values_list("effective_quality", flat=True)
     if quality.first() == Quality.GOOD:
         return ""
-    return "Good returns only with a new rating publication (e.g. the resolution review again)"
+    return RESTORE_GOOD
 
 
 def _is_verified_native_run(review: dict[str, Any], artifact_paths: set[str]) -> bool:

@@ -11,7 +11,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from atlas.contributions import CuratedEditRefused
-from atlas.models import Source
+from atlas.models import Source, SourceChange
 from atlas.rules.display_state import CURATED_FIELDS, SourceSnapshot
 from atlas.services.curation import edit_curated_quality
 from atlas.services.display import display_states, refresh_display_state
@@ -160,14 +160,37 @@ def test_defect_review_without_issue_url_is_accepted(source):
 
 
 def test_duplicate_open_and_resolved_defects_are_refused(source):
-    issue = confirm(source)
+    review = confirming_collection(source)
+    issue = confirm(source, review=review)
     with pytest.raises(DefectRuleError, match=r"^This defect is already recorded for the source$"):
-        confirm(source)
+        confirm(source, review=review)
     resolve_verifier_issue(
         issue_id=issue.id, resolution_review_id=valid_resolution(source, issue).id
     )
     with pytest.raises(DefectRuleError, match=r"record a regression under a new GitHub issue$"):
         confirm(source)
+
+
+def test_a_further_reproduction_is_added_to_the_open_defect(source):
+    """Another published reproduction of the same open issue is recorded with it (validate_fix
+    re-runs the failing inputs of every one); the same one twice, or after resolution, is not."""
+    issue = confirm(source)
+    second = confirming_collection(source)
+    added = confirm(source, review=second)
+    assert added.pk == issue.pk and added.review_id == issue.review_id
+    assert added.reproduction_review_ids() == [issue.review_id, second.id]
+    with pytest.raises(DefectRuleError, match=r"^This defect is already recorded for the source$"):
+        confirm(source, review=second)
+    # Another issue's reproduction is no reproduction of this one.
+    other = confirming_collection(source, issue_url=ISSUE_URL.replace("4242", "4243"))
+    with pytest.raises(DefectRuleError, match=r"^The verifier_defect review names a different"):
+        confirm(source, review=other)
+    resolve_verifier_issue(
+        issue_id=issue.id, resolution_review_id=valid_resolution(source, issue).id
+    )
+    with pytest.raises(DefectRuleError, match=r"record a regression under a new GitHub issue$"):
+        confirm(source, review=confirming_collection(source))
+    assert VerifierIssue.objects.get().reproduction_review_ids() == [issue.review_id, second.id]
 
 
 # --- resolution -----------------------------------------------------------------------------------
@@ -627,6 +650,27 @@ def test_commands_print_the_row_and_fail_with_the_message(source, capsys):
     assert json.loads(capsys.readouterr().out)["resolution_review_id"] == fix.id
 
 
+def test_the_commands_record_who_acted(source, capsys, monkeypatch):
+    """A command line has no account: the history names --curator, else the login name."""
+    monkeypatch.setenv("LOGNAME", "os-curator")
+    monkeypatch.setenv("USER", "os-curator")
+    review = confirming_collection(source)
+    run_command("confirm_verifier_issue", source, "--review-id", review.id)
+    issue = VerifierIssue.objects.get()
+    fix = valid_resolution(source, issue)
+    call_command(
+        "resolve_verifier_issue", "--atlas-id", source.id, "--issue-url", ISSUE_URL,
+        "--resolution-review-id", fix.id, "--curator", "alice",
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert "Next: Good returns only with a new rating publication: publish the resolution's " in err
+    actors = [
+        (entry.kind, entry.actor)
+        for entry in SourceChange.objects.filter(source_id=source.id, run=None).order_by("id")
+    ]
+    assert actors == [("defect_confirmed", "os-curator"), ("defect_resolved", "alice")]
+
+
 @pytest.fixture
 def curator():
     user = User.objects.create_user("curator", password="pw-curator-1", is_staff=True)
@@ -646,6 +690,12 @@ def test_api_confirm_list_and_resolve(source, curator):
     again = client.post("/api/verifier-issues/", body, format="json")
     assert again.status_code == 400
     assert again.json() == {"detail": "This defect is already recorded for the source"}
+    # A further reproduction of the open defect is added to it: 200, the same row.
+    further = {**body, "review_id": confirming_collection(source).id}
+    added = client.post("/api/verifier-issues/", further, format="json")
+    assert added.status_code == 200, added.content
+    assert added.json()["id"] == created.json()["id"]
+    assert added.json()["reproduction_review_ids"] == [review.id, further["review_id"]]
     public = APIClient()
     listed = public.get("/api/verifier-issues/", {"source": source.id, "status": "open"}).json()
     assert [row["issue_url"] for row in listed["results"]] == [ISSUE_URL]
@@ -756,3 +806,44 @@ def test_admin_reports_a_repeated_defect_once_with_the_spec_message(source, cura
     page = client.post("/admin/reviews/verifierissue/add/", form).content.decode()
     assert page.count("This defect is already recorded for the source") == 1
     assert "already exists" not in page
+
+
+def test_admin_pickers_name_the_issue_and_the_verdict_and_a_reproduction_is_added(
+    source, curator, client
+):
+    """Options that differ only in their hash read apart: the confirm picker names each
+    collection's issue and verdict, the resolve picker its rating and the issue it fixes. A
+    further reproduction of the open defect is added to it; resolving says what is left."""
+    curator.is_superuser = True
+    curator.save()
+    client.force_login(curator)
+    first = confirming_collection(source)
+    second = confirming_collection(source)
+    options = client.get(
+        "/admin/reviews/verifierissue/defect-reviews/", {"source": source.id}
+    ).json()["options"]
+    labels = {option["id"]: option["label"] for option in options}
+    for review in (first, second):
+        assert labels[review.id].startswith("marin-community/MarinSkyRL#4242 · Keep · ")
+        assert labels[review.id].endswith(f" · {review.id[:12]}")
+    form = {"source": source.id, "issue_url": ISSUE_URL, "confirming_review": first.id}
+    assert client.post("/admin/reviews/verifierissue/add/", form).status_code == 302
+    added = client.post(
+        "/admin/reviews/verifierissue/add/", {**form, "confirming_review": second.id}, follow=True
+    )
+    assert "Reproduction added to the open defect" in added.content.decode()
+    issue = VerifierIssue.objects.get()
+    assert issue.reproduction_review_ids() == [first.id, second.id]
+
+    fix = valid_resolution(source, issue)
+    page = client.get(f"/admin/reviews/verifierissue/{issue.id}/resolve/").content.decode()
+    assert "Rating Some issues · fix validated for marin-community/MarinSkyRL#4242 · " in page
+    done = client.post(
+        f"/admin/reviews/verifierissue/{issue.id}/resolve/",
+        {"resolution_review_id": fix.id},
+        follow=True,
+    ).content.decode()
+    assert (
+        "Verifier defect resolved. Good returns only with a new rating publication: publish the "
+        "resolution&#x27;s review again to restore Good." in done
+    )

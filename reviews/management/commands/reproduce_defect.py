@@ -10,8 +10,33 @@ from pathlib import Path
 from django.core.management.base import BaseCommand, CommandParser
 
 from reviews.management.production_commands import progress_stream, refusals_as_command_errors
-from reviews.production.curation.cases import DEFECT_KINDS, EXPECTATIONS
+from reviews.production.curation.cases import DEFECT_KINDS, EXPECTATIONS, Answer
 from reviews.production.curation.reproduce import SEVERITIES, ReproduceOptions, reproduce_defect
+from reviews.production.curation.saved_runs import SavedAttempt
+from reviews.production.runtime.terminal import shown
+
+
+def unclaimed_note(unclaimed: list[tuple[SavedAttempt, Answer]]) -> str:
+    """The run's other rejected attempts, each with its answer: validate_fix will require them to
+    stay rejected, so a correct one among them must be claimed too — now, while nothing is
+    published, or later as a reproduction added to the open defect."""
+    listed = "; ".join(
+        f"{attempt.execution_path} {shown(_last_line(answer.text))!r}"
+        for attempt, answer in unclaimed
+    )
+    return (
+        f"Note: {len(unclaimed)} other attempt(s) of the run were rejected too: {listed}. "
+        "validate_fix keeps their answers as incorrect-answer controls that must stay rejected "
+        "after the fix. If one is correct, it shows the same defect: before publishing, run "
+        "reproduce_defect again into a new --output naming it with --attempt as well (or add it "
+        "later: reproduce it alone, publish it, and confirm_verifier_issue adds it to the open "
+        "defect)."
+    )
+
+
+def _last_line(text: str) -> str:
+    lines = [line for line in text.strip().splitlines() if line.strip()]
+    return lines[-1][:80] if lines else ""
 
 
 class Command(BaseCommand):
@@ -34,12 +59,28 @@ class Command(BaseCommand):
         parser.add_argument(
             "--attempt",
             action="append",
-            required=True,
+            default=[],
             dest="attempts",
             metavar="ATTEMPT",
             help="An attempt under suspicion: NNNN or tasks/NNNN (its finished attempt), or the "
             "path of an execution folder in the run (tasks/NNNN/execution-NNN, or a reused "
-            "panel's reused/…/execution-NNN); repeat for several.",
+            "panel's reused/…/execution-NNN); repeat for every attempt that shows the defect.",
+        )
+        parser.add_argument(
+            "--failed-attempts",
+            action="store_true",
+            help="Every finished attempt the run's verifier rejected, when each of their answers "
+            "shows the defect (e.g. with --expect accepted: you expect every one accepted); "
+            "leave out the ones that do not with --except-attempt.",
+        )
+        parser.add_argument(
+            "--except-attempt",
+            action="append",
+            default=[],
+            dest="except_attempts",
+            metavar="ATTEMPT",
+            help="An attempt --failed-attempts would take that does not show the defect (a "
+            "genuinely wrong answer); repeatable.",
         )
         parser.add_argument(
             "--kind",
@@ -141,6 +182,8 @@ class Command(BaseCommand):
                     severity=options["severity"],
                     curator=options["curator"],
                     config=options["config"],
+                    failed_attempts=options["failed_attempts"],
+                    except_attempts=tuple(options["except_attempts"]),
                 ),
                 stderr=progress_stream(self),
             )
@@ -153,5 +196,7 @@ class Command(BaseCommand):
             f"saved the supplemental collection {review_id} to {result.collection_path}\n"
             f"Next: python manage.py publish_review --run-dir {output} --atlas-id {source}\n"
             f"Then: python manage.py confirm_verifier_issue --atlas-id {source} "
-            f"--issue-url {issue} --review-id {review_id}"
+            f"--issue-url {issue} --review-run-dir {output}"
         )
+        if result.unclaimed:
+            self.stdout.write(unclaimed_note(result.unclaimed))

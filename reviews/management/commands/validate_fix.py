@@ -30,12 +30,15 @@ class Command(BaseCommand):
         parser.add_argument(
             "--confirming",
             type=Path,
-            help="The confirming collection: a reproduce_defect output, or a fetch_review copy.",
+            action="append",
+            default=[],
+            help="A reproduction of the defect: a reproduce_defect output, or a fetch_review "
+            "copy; repeat for each reproduction added to the open defect.",
         )
         parser.add_argument(
             "--issue-url",
-            help="Instead of --confirming: the GitHub issue, whose confirming collection is "
-            "fetched from --atlas.",
+            help="Instead of --confirming: the GitHub issue, whose reproductions (the confirming "
+            "collection and any added since) are fetched from --atlas.",
         )
         parser.add_argument(
             "--review",
@@ -86,7 +89,7 @@ class Command(BaseCommand):
                 options=ValidateOptions(
                     review=options["review"],
                     output=options["output"],
-                    confirming=options["confirming"],
+                    confirming=tuple(options["confirming"]),
                     atlas=options["atlas"],
                     atlas_row=options["atlas_row"],
                     issue_url=options["issue_url"],

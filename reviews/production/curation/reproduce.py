@@ -62,6 +62,8 @@ class ReproduceOptions:
     severity: str = "high"
     curator: str | None = None
     config: Path | None = None
+    failed_attempts: bool = False  # every finished attempt the run's verifier rejected
+    except_attempts: tuple[str, ...] = ()
 
 
 @dataclass
@@ -69,6 +71,9 @@ class ReproduceResult:
     output: Path
     source_id: str
     observations: list[Observation] = field(default_factory=list)
+    # The run's other attempts the verifier rejected, not claimed: validate_fix's saved-wrong
+    # controls (a correct one among them is another instance of the defect).
+    unclaimed: list[tuple[SavedAttempt, Answer]] = field(default_factory=list)
 
     @property
     def collection_path(self) -> Path:
@@ -76,8 +81,8 @@ class ReproduceResult:
 
 
 def check_options(options: ReproduceOptions) -> None:
-    if not options.attempts:
-        raise UsageError("Name at least one --attempt under suspicion")
+    if not options.attempts and not options.failed_attempts:
+        raise UsageError("Name at least one --attempt under suspicion, or --failed-attempts")
     if options.kind not in DEFECT_KINDS:
         raise UsageError(f"--kind must be one of {', '.join(DEFECT_KINDS)}")
     if options.expect not in EXPECTATIONS:
@@ -129,10 +134,7 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
     check_options(options)
     checked_new(options.output)
     saved = SavedRun(options.run_dir)
-    attempts: dict[str, SavedAttempt] = {}
-    for selector in options.attempts:
-        attempt = saved.attempt(selector)
-        attempts.setdefault(attempt.execution_path, attempt)
+    attempts = claimed_attempts(saved, options)
     for attempt in attempts.values():
         saved.task_subject(str(attempt.task.get("id")))  # the task is one the run reviewed
     cases = [
@@ -144,6 +146,7 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         Case(number=i, attempt=c.attempt, answer=c.answer, expectation=c.expectation)
         for i, c in enumerate(cases)
     ]
+    unclaimed = unclaimed_rejections(saved, claimed=set(attempts))
     local = local_runtime(config=options.config, recorded=saved.recorded_runtime)
     identity = check_checkout(
         runtime=local,
@@ -160,18 +163,63 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         refusal = _refusal(observations)
         if refusal is not None:
             raise CurationRefused(refusal)
-        report = _report(saved=saved, options=options, identity=identity, observations=observations)
+        report = _report(
+            saved=saved, options=options, identity=identity, observations=observations,
+            unclaimed=unclaimed,
+        )  # fmt: skip
         report["reproduced"] = True
         write_json_file(run_dir / REPORT_FILE, report)
         result = ReproduceResult(
-            output=run_dir, source_id=saved.source_id, observations=observations
-        )
+            output=run_dir, source_id=saved.source_id, observations=observations,
+            unclaimed=unclaimed,
+        )  # fmt: skip
         finish(
             output=run_dir,
             collection=_collection(saved=saved, options=options, identity=identity, result=result),
         )
         result.output = stage.publish()
     return result
+
+
+def claimed_attempts(saved: SavedRun, options: ReproduceOptions) -> dict[str, SavedAttempt]:
+    """The attempts under suspicion by execution path: each ``--attempt``, and with
+    ``--failed-attempts`` every finished attempt the run's verifier rejected, less each
+    ``--except-attempt``."""
+    named = [saved.attempt(selector) for selector in options.attempts]
+    if options.failed_attempts:
+        named += [attempt for attempt in saved.finished_attempts() if _rejected(attempt)]
+    left_out = {saved.attempt(selector).execution_path for selector in options.except_attempts}
+    attempts: dict[str, SavedAttempt] = {}
+    for attempt in named:
+        if attempt.execution_path not in left_out:
+            attempts.setdefault(attempt.execution_path, attempt)
+    if not attempts:
+        raise CurationRefused(
+            "No attempt is left to reproduce: the run's verifier rejected no finished attempt, "
+            "or --except-attempt left out every one"
+            if options.failed_attempts
+            else "Every named attempt is left out by --except-attempt"
+        )
+    return attempts
+
+
+def _rejected(attempt: SavedAttempt) -> bool:
+    verification = attempt.verification
+    return verification.get("status") == "verified" and verification.get("passed") is False
+
+
+def unclaimed_rejections(
+    saved: SavedRun, *, claimed: set[str]
+) -> list[tuple[SavedAttempt, Answer]]:
+    """The run's other finished attempts the verifier rejected that saved an answer, with it:
+    what ``validate_fix`` replays as saved wrong answers, which must stay rejected."""
+    return [
+        (attempt, answer)
+        for attempt in saved.finished_attempts()
+        if attempt.execution_path not in claimed
+        and _rejected(attempt)
+        and (answer := replayable_answer(attempt)) is not None
+    ]
 
 
 def _refusal(observations: list[Observation]) -> str | None:
@@ -212,19 +260,11 @@ def _report(
     options: ReproduceOptions,
     identity: dict[str, Any],
     observations: list[Observation],
+    unclaimed: list[tuple[SavedAttempt, Answer]],
 ) -> dict[str, Any]:
     """``reproduction.json``: expected against observed for every case, each case's saved input
     and answers (what ``validate_fix`` re-runs), and the run's other rejected answers (the saved
     wrong answers it uses as controls)."""
-    claimed = {o.case.attempt.execution_path for o in observations}
-    others = [
-        (attempt, answer)
-        for attempt in saved.finished_attempts()
-        if attempt.execution_path not in claimed
-        and attempt.verification.get("status") == "verified"
-        and attempt.verification.get("passed") is False
-        and (answer := replayable_answer(attempt)) is not None
-    ]
     return {
         "schema_version": 1,
         "tool": TOOL,
@@ -246,7 +286,7 @@ def _report(
                 "answer": answer.record(),
                 "input": saved_input(attempt),
             }
-            for attempt, answer in others
+            for attempt, answer in unclaimed
         ],
     }
 

@@ -2,10 +2,11 @@
 incorrect-answer controls, by native execution at the repaired checkout, and write the resolution
 collection ``resolve_verifier_issue`` accepts.
 
-Inputs: the confirming collection (a ``reproduce_defect`` output, or fetched from the Atlas by its
-issue URL), a fresh ``make_review`` run at the repaired checkout (the new source review the seed
-asks for: Good returns only through it), and the source's current Atlas row (the revisions the
-resolution entry must name). Cases run first, in ``<output>/validation/``; only when every failing
+Inputs: the defect's reproductions (``reproduce_defect`` outputs — the confirming collection and
+any added to the open defect since — or fetched from the Atlas by its issue URL), a fresh
+``make_review`` run at the repaired checkout (the new source review the seed asks for: Good
+returns only through it), and the source's current Atlas row (the revisions the resolution entry
+must name). Cases run first, in ``<output>/validation/``; only when every failing
 input now holds and every control is rejected is the review copied beside them and the collection
 written: the review's own reviews, one runtime review per validation case, and the curator's
 review carrying ``resolved_verifier_issues``. Otherwise the refusal names every case that failed
@@ -14,7 +15,9 @@ and nothing is kept (``rundir.StagedOutput``): the output exists only for a vali
 
 from __future__ import annotations
 
+import hashlib
 import json
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -66,7 +69,7 @@ NOT_COPIED = frozenset({LOCK_FILE, COLLECTION_FILE, MANIFEST_FILE, PUBLISHED_FIL
 class ValidateOptions:
     review: Path
     output: Path
-    confirming: Path | None = None
+    confirming: tuple[Path, ...] = ()
     atlas: str | None = None
     atlas_row: Path | None = None
     issue_url: str | None = None
@@ -89,11 +92,12 @@ class ValidateResult:
 
 @dataclass(frozen=True)
 class Confirming:
-    """What the confirming collection says: the issue, the claim, the cases it reproduced."""
+    """What one reproduction of the defect says (the confirming collection, or one added to the
+    open defect later): the issue, the claim, the cases it reproduced."""
 
     root: Path
     report: dict[str, Any]
-    review_id: str | None
+    review_id: str  # the SHA-256 of its collection: its review id once published
 
     @property
     def issue_url(self) -> str:
@@ -121,8 +125,7 @@ def read_confirming(root: Path) -> Confirming:
         raise CurationRefused(f"{root} holds no reproduced verifier defect")
     if defect[0]["attributes"].get("issue_url") != report.get("issue_url"):
         raise CurationRefused(f"{root}: its report and its collection name different issues")
-    fetched = read_json(root / FETCHED_FILE) or read_json(root / PUBLISHED_FILE) or {}
-    review_id = fetched.get("review_id") if isinstance(fetched, dict) else None
+    review_id = hashlib.sha256((root / COLLECTION_FILE).read_bytes()).hexdigest()
     return Confirming(root=root, report=report, review_id=review_id)
 
 
@@ -153,18 +156,22 @@ def _recorded_attempt(confirming: Confirming, entry: dict[str, Any]) -> SavedAtt
 
 
 def validation_cases(
-    *, confirming: Confirming, options: ValidateOptions, review: SavedRun | None = None
+    *, reproductions: list[Confirming], options: ValidateOptions, review: SavedRun | None = None
 ) -> list[Case]:
-    """(a) every saved failing input with its expectation, then (b) the incorrect-answer
-    controls: generated from each failing input that claims a correct answer, the run's saved
-    wrong answers, and the curator's control answers — each to be rejected. A Harbor input runs
-    on its task as the fresh ``review`` ran it (the task's tests are its verifier)."""
+    """(a) every saved failing input of every reproduction with its expectation, then (b) the
+    incorrect-answer controls: generated from each failing input that claims a correct answer,
+    the run's saved wrong answers (less those another reproduction claims), and the curator's
+    control answers — each to be rejected. A Harbor input runs on its task as the fresh
+    ``review`` ran it (the task's tests are its verifier)."""
     unknown = set(options.skip_controls) - set(CONTROL_KINDS)
     if unknown:
         raise UsageError(f"--skip-control takes {', '.join(CONTROL_KINDS)}")
     cases: list[Case] = []
     controls: list[tuple[SavedAttempt, Answer]] = []
-    for entry in confirming.report["cases"]:
+    claimed = [
+        (confirming, entry) for confirming in reproductions for entry in confirming.report["cases"]
+    ]
+    for confirming, entry in claimed:
         attempt = _attempt_of(confirming, entry, review=review)
         harbor = harbor_cases.is_harbor(attempt)
         answer = Answer(
@@ -198,8 +205,13 @@ def validation_cases(
                 else supplied(text, source="control:curator")
             )
             controls.append((attempt, control))
+    saved_wrong = [
+        (confirming, entry)
+        for confirming in reproductions
+        for entry in confirming.report.get("saved_rejected_answers") or []
+    ]
     if "saved_wrong" not in options.skip_controls:
-        for entry in confirming.report.get("saved_rejected_answers") or []:
+        for confirming, entry in saved_wrong:
             attempt = _attempt_of(confirming, entry, review=review)
             controls.append(
                 (
@@ -217,6 +229,7 @@ def validation_cases(
             "No incorrect-answer control applies to these failing inputs; name answers that "
             "must still be rejected with --control-answer"
         )
+    # A saved answer one reproduction claims is a failing input, never another's control.
     seen = {(c.attempt.task.get("id"), c.answer.text) for c in cases}
     for attempt, control in controls:
         if (attempt.task.get("id"), control.text) in seen:
@@ -235,9 +248,9 @@ def validation_cases(
 
 
 def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> ValidateResult:
-    if options.confirming is None and not (options.atlas and options.issue_url):
+    if not options.confirming and not (options.atlas and options.issue_url):
         raise UsageError(
-            "Name the confirming collection: --confirming DIR, or --atlas and --issue-url"
+            "Name the defect's reproductions: --confirming DIR for each, or --atlas and --issue-url"
         )
     if options.issue_url is not None and not is_github_issue_url(options.issue_url):
         raise UsageError(not_an_issue(options.issue_url))
@@ -250,28 +263,23 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
     except CollectionRejected as exc:
         raise CurationRefused(f"The review run does not validate: {exc}") from None
     source_id = review.source_id
-    # Every check runs before the output folder exists (a confirming collection named by its
-    # issue is fetched into scratch space): a refused command leaves no folder behind.
+    # Every check runs before the output folder exists (reproductions named by their issue are
+    # fetched into scratch space): a refused command leaves no folder behind.
     with tempfile.TemporaryDirectory(prefix="validate-fix-") as scratch:
-        confirming = _confirming(options=options, source_id=source_id, scratch=Path(scratch))
-        if confirming.source_id != source_id:
-            raise CurationRefused(
-                f"The confirming collection is of {confirming.source_id}, the review of {source_id}"
-            )
-        if options.issue_url is not None and options.issue_url != confirming.issue_url:
-            raise CurationRefused(f"The confirming collection names {confirming.issue_url}")
+        reproductions = _reproductions(options=options, source_id=source_id, scratch=Path(scratch))
         row = _atlas_row(options=options, review=review, source_id=source_id)
-        revisions = _current_revisions(row=row, review=review, issue_url=confirming.issue_url)
+        issue_url = reproductions[0].issue_url
+        revisions = _current_revisions(row=row, review=review, issue_url=issue_url)
         local = review.recorded_runtime or {}
         identity = check_checkout(
             runtime=local,
             expected=review.executed_checkout,
             purpose="Validate the fix at the checkout the review ran",
         )
-        cases = validation_cases(confirming=confirming, options=options, review=review)
+        cases = validation_cases(reproductions=reproductions, options=options, review=review)
         with StagedOutput(options.output, command=TOOL) as stage:
             result = _validate(
-                stage=stage, review=review, confirming=confirming, cases=cases, local=local,
+                stage=stage, review=review, reproductions=reproductions, cases=cases, local=local,
                 identity=identity, revisions=revisions, curator=options.curator, stderr=stderr,
             )  # fmt: skip
             result.output = stage.publish()
@@ -282,7 +290,7 @@ def _validate(
     *,
     stage: StagedOutput,
     review: SavedRun,
-    confirming: Confirming,
+    reproductions: list[Confirming],
     cases: list[Case],
     local: dict[str, Any],
     identity: dict[str, Any],
@@ -294,6 +302,11 @@ def _validate(
     the resolution collection written. Any case that fails refuses (the staging is removed)."""
     output = stage.path
     source_id = review.source_id
+    confirming = reproductions[0]
+    reproduced = {
+        "confirming_review_id": confirming.review_id,
+        "reproduction_review_ids": [item.review_id for item in reproductions],
+    }
     validation = output / VALIDATION_DIR
     validation.mkdir()
     records.write_run_file(
@@ -302,12 +315,13 @@ def _validate(
             "tool": TOOL,
             "source_id": source_id,
             "issue_url": confirming.issue_url,
-            "confirming_review_id": confirming.review_id,
+            **reproduced,
             "review_run": review.named(),
             "marinskyrl": records.checkout_record(identity),
         },
     )
-    shutil.copyfile(confirming.root / REPORT_FILE, validation / REPORT_FILE)
+    for number, item in enumerate(reproductions):
+        shutil.copyfile(item.root / REPORT_FILE, validation / report_copy(number))
     progress = progress_printer(command=TOOL, total=len(cases), stream=stderr)
     observations = run_cases(
         run_dir=validation, cases=cases, local=local, progress=progress, command=TOOL
@@ -318,7 +332,7 @@ def _validate(
             "Fix not validated: "
             + "; ".join(_offence(o) for o in offenders)
             + "; nothing was kept"
-            + _saved_wrong_hint(offenders)
+            + _saved_wrong_hint(offenders, reproductions)
         )
     result = ValidateResult(
         output=output, source_id=source_id, issue_url=confirming.issue_url,
@@ -331,7 +345,7 @@ def _validate(
             "tool": TOOL,
             "source_id": source_id,
             "issue_url": confirming.issue_url,
-            "confirming_review_id": confirming.review_id,
+            **reproduced,
             "validated_marinskyrl_commit": identity["commit"],
             "reproduced_marinskyrl_commit": confirming.report.get("executed_marinskyrl_commit"),
             **revisions,
@@ -344,7 +358,7 @@ def _validate(
         output=output,
         collection=_collection(
             review=review,
-            confirming=confirming,
+            reproductions=reproductions,
             result=result,
             identity=identity,
             revisions=revisions,
@@ -354,16 +368,32 @@ def _validate(
     return result
 
 
-def _saved_wrong_hint(offenders: list[Observation]) -> str:
+def _saved_wrong_hint(offenders: list[Observation], reproductions: list[Confirming]) -> str:
     """A saved answer the reviewed verifier rejected is a control only because it was rejected:
-    accepted by the repaired verifier, it may be correct — another instance of the defect."""
-    if not any(o.case.answer.source == "control:saved_wrong" for o in offenders):
+    accepted by the repaired verifier, it may be correct — another instance of the defect. The
+    way on, as commands: reproduce it at the reviewed commit, add that reproduction to the open
+    defect, validate again with every reproduction; or leave saved answers out."""
+    accepted = [o for o in offenders if o.case.answer.source == "control:saved_wrong"]
+    if not accepted:
         return ""
+    report = reproductions[0].report
+    issue, source = shlex.quote(str(report["issue_url"])), shlex.quote(str(report["source_id"]))
+    original = report.get("original_run")
+    reviewed = original.get("review_id") if isinstance(original, dict) else None
+    run = f"RUN your copy of review {reviewed[:12]}" if isinstance(reviewed, str) else "RUN the run"
+    attempts = " ".join(f"--attempt {o.case.attempt.execution_path}" for o in accepted)
+    manage = "python manage.py"
     return (
         ". A saved-wrong control is an answer the reviewed verifier rejected: if it is correct, "
-        "it is another instance of the defect — reproduce it too (reproduce_defect --attempt) "
-        "and confirm with that collection, or leave saved answers out (--skip-control "
-        "saved_wrong)"
+        f"it is another instance of the defect — add it to the defect, at the reviewed commit, "
+        f"with {run} reviewed and NEW a new folder: {manage} reproduce_defect --run-dir RUN "
+        f"{attempts} --kind {report['defect_kind']} --expect {report['expected']} --issue-url "
+        f"{issue} --output NEW; {manage} publish_review --run-dir NEW --atlas-id {source}; "
+        f"{manage} confirm_verifier_issue --atlas-id {source} --issue-url {issue} "
+        "--review-run-dir NEW (it adds the reproduction to the open defect); then validate_fix "
+        f"again with --confirming for every reproduction (or --issue-url {issue} --atlas URL, "
+        "which reads them all). If it is wrong after all, leave saved answers out "
+        "(--skip-control saved_wrong)"
     )
 
 
@@ -374,15 +404,39 @@ def _offence(observation: Observation) -> str:
     return f"control {case.name} was {observation.described}, not rejected"
 
 
-def _confirming(*, options: ValidateOptions, source_id: str, scratch: Path) -> Confirming:
-    if options.confirming is not None:
-        return read_confirming(Path(options.confirming))
-    assert options.atlas and options.issue_url
-    target = scratch / "confirming"
-    with AtlasClient(options.atlas) as atlas:
-        issue = atlas.verifier_issue(source_id=source_id, issue_url=options.issue_url)
-        atlas.fetch_review(review_id=str(issue["review_id"]), output=target)
-    return read_confirming(target)
+def report_copy(number: int) -> str:
+    """Where the validation keeps the ``number``-th reproduction's record (the first where a
+    single reproduction's always was)."""
+    return REPORT_FILE if number == 0 else REPORT_FILE.replace(".json", f"-{number + 1}.json")
+
+
+def _reproductions(*, options: ValidateOptions, source_id: str, scratch: Path) -> list[Confirming]:
+    """The defect's reproductions: each ``--confirming`` folder, or every one the Atlas records
+    for ``--issue-url`` (the confirming collection and those added since), fetched. All of the
+    review's source and of one issue."""
+    if options.confirming:
+        found = [read_confirming(Path(root)) for root in options.confirming]
+    else:
+        assert options.atlas and options.issue_url
+        found = []
+        with AtlasClient(options.atlas) as atlas:
+            issue = atlas.verifier_issue(source_id=source_id, issue_url=options.issue_url)
+            ids = issue.get("reproduction_review_ids") or [issue["review_id"]]
+            for number, review_id in enumerate(ids):
+                target = scratch / f"reproduction-{number}"
+                atlas.fetch_review(review_id=str(review_id), output=target)
+                found.append(read_confirming(target))
+    for item in found:
+        if item.source_id != source_id:
+            raise CurationRefused(
+                f"The reproduction {item.root} is of {item.source_id}, the review of {source_id}"
+            )
+        wanted = options.issue_url or found[0].issue_url
+        if item.issue_url != wanted:
+            raise CurationRefused(
+                f"The reproduction {item.root} names {item.issue_url}, not {wanted}"
+            )
+    return found
 
 
 def _atlas_row(*, options: ValidateOptions, review: SavedRun, source_id: str) -> dict[str, Any]:
@@ -434,7 +488,7 @@ def _copy_review(*, review: Path, output: Path) -> None:
 def _collection(
     *,
     review: SavedRun,
-    confirming: Confirming,
+    reproductions: list[Confirming],
     result: ValidateResult,
     identity: dict[str, Any],
     revisions: dict[str, Any],
@@ -463,9 +517,11 @@ def _collection(
                 publisher=publisher,
             )
         )
+    confirming = reproductions[0]
     failing = [o for o in result.observations if o.case.role == "failing_input"]
     controls = [o for o in result.observations if o.case.role == "control"]
     report = f"{VALIDATION_DIR}/{VALIDATION_FILE}"
+    copies = [f"{VALIDATION_DIR}/{report_copy(n)}" for n in range(len(reproductions))]
     summary = (
         f"Fix validated for {confirming.issue_url} at MarinSkyRL {identity['commit'][:12]}: "
         f"{len(failing)} saved failing input(s) now {_expected_words(failing)}, and "
@@ -487,7 +543,7 @@ def _collection(
                 "kind": "observation",
             }
         ],
-        evidence=[evidence.item(report), evidence.item(f"{VALIDATION_DIR}/{REPORT_FILE}")],
+        evidence=[evidence.item(report), *(evidence.item(copy) for copy in copies)],
         derived_from=[review["id"] for review in case_reviews],
         attributes={
             "resolved_verifier_issues": [
@@ -497,6 +553,7 @@ def _collection(
                     "verifier_revision": revisions["verifier_revision"],
                     "fix_validated": True,
                     "confirming_review_id": confirming.review_id,
+                    "reproduction_review_ids": [item.review_id for item in reproductions],
                     "validated_marinskyrl_commit": identity["commit"],
                     "validation_evidence": report,
                 }
@@ -504,8 +561,8 @@ def _collection(
         },
         imported_at=imported_at,
     )
-    example = records.is_example(review.collection) or records.is_example(
-        read_json(confirming.root / COLLECTION_FILE) or {}
+    example = records.is_example(review.collection) or any(
+        records.is_example(read_json(item.root / COLLECTION_FILE) or {}) for item in reproductions
     )
     collection["reviews"] += records.labelled([*case_reviews, resolution], example=example)
     return collection
