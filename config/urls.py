@@ -40,6 +40,12 @@ urlpatterns = [
     path("", views.catalog_page, name="catalog"),
     path("export.csv", views.export_csv, name="catalog-export"),
     path("facets.json", views.catalog_facets, name="catalog-facets"),
+    path("croissant.json", views.catalog_croissant, name="catalog-croissant"),
+    path(
+        "sources/<source_id:source_id>/croissant.json",
+        views.source_croissant,
+        name="source-croissant",
+    ),
     path("sources/<source_id:source_id>/", views.source_page, name="source-page"),
     path("changes/", views.changes_page, name="changes"),
     path("changes/feed.atom", CatalogChangesFeed(), name="changes-feed"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
@@ -18,6 +20,7 @@ from atlas.permissions import REFRESH_REFUSED, is_curator
 from atlas.rules import labels
 from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
 from atlas.services.refresh import queue_refresh
+from atlas.web import croissant
 from atlas.web.catalog_view import catalog_context
 from atlas.web.changes_view import changes_context
 from atlas.web.facets import facet_counts
@@ -129,16 +132,47 @@ def source_page(request: HttpRequest, source_id: str) -> HttpResponse:
     source = source_detail(source_id=source_id)
     drawer = request.headers.get(REGION_HEADER) == "details"
     if source is None:
-        context = {"title": "Source not found", "source_id": source_id}
-        return render(request, "atlas/source_not_found.html", context, status=404)
+        missing = {"title": "Source not found", "source_id": source_id}
+        return render(request, "atlas/source_not_found.html", missing, status=404)
     page = build_source_page(source=source, history_limit=DRAWER_HISTORY if drawer else None)
     template = "atlas/_source_drawer.html" if drawer else "atlas/source.html"
-    response = render(request, template, {"page": page, "cells": catalog_cells()})
+    context: dict[str, Any] = {"page": page, "cells": catalog_cells()}
+    if not drawer:
+        document = croissant.source_document(source=source, absolute=request.build_absolute_uri)
+        context["croissant"] = croissant.embedded(document)
+    response = render(request, template, context)
     if drawer:
         # The drawer shows only an answer that says it was rendered as one (catalog.js).
         response[REGION_HEADER] = "details"
     patch_vary_headers(response, [REGION_HEADER])
     return response
+
+
+@require_GET
+def source_croissant(request: HttpRequest, source_id: str) -> HttpResponse:
+    """The source's Croissant metadata (JSON-LD), what its page links and embeds."""
+    source = source_detail(source_id=source_id)
+    if source is None:
+        return JsonResponse({"detail": "Source not found"}, status=404)
+    document = croissant.source_document(source=source, absolute=request.build_absolute_uri)
+    return _json_ld(document)
+
+
+@require_GET
+def catalog_croissant(request: HttpRequest) -> HttpResponse:
+    """The whole catalog's Croissant metadata (JSON-LD)."""
+    synced = [item.synced_at for item in refresh_state()["refreshes"]]
+    document = croissant.catalog_document(
+        absolute=request.build_absolute_uri,
+        synced_at=max(synced).isoformat() if synced else None,
+    )
+    return _json_ld(document)
+
+
+def _json_ld(document: dict[str, Any]) -> HttpResponse:
+    return JsonResponse(
+        document, content_type="application/ld+json", json_dumps_params={"ensure_ascii": False}
+    )
 
 
 # -- catalog history ---------------------------------------------------------------------------
