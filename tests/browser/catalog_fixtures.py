@@ -41,7 +41,6 @@ def inventory(packaged_catalog, settings, transactional_db):
 def sized(request, browser):
     context = browser.new_context(viewport=request.param)
     tab = context.new_page()
-    tab.set_default_timeout(10_000)
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
     tab.script_errors = errors

@@ -42,6 +42,5 @@ def browser() -> Iterator[object]:
 def page(browser) -> Iterator[object]:
     context = browser.new_context(accept_downloads=True, viewport={"width": 1440, "height": 1000})
     tab = context.new_page()
-    tab.set_default_timeout(10_000)
     yield tab
     context.close()

@@ -70,7 +70,6 @@ def test_the_table_says_it_is_loading_and_the_control_keeps_focus(
     page.wait_for_function(
         "() => parseFloat(getComputedStyle("
         "document.querySelector('#results-region tbody')).opacity) < 1",
-        timeout=5000,
     )
     assert page.evaluate("document.activeElement.id") == "filter-type"
     assert len(held) == 1
@@ -256,7 +255,7 @@ def test_the_drawer_loads_details_and_has_a_shareable_url(live_server, sized, in
     page.keyboard.press("Escape")
     drawer.wait_for(state="hidden")
     # The dialog's close event, which restores the URL, is dispatched after the dialog hides.
-    page.wait_for_url(lambda url: url.endswith("/?q=gsm8k"), timeout=5000)
+    page.wait_for_url(lambda url: url.endswith("/?q=gsm8k"))
     assert page.evaluate("document.activeElement.getAttribute('aria-label')") == (
         f"Details for {source.display_name}"
     )

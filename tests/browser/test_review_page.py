@@ -11,6 +11,7 @@ import pytest
 from reviews import page_sections
 from tests.browser import review_fixtures
 from tests.browser.review_fixtures import SCREENSHOTS
+from tests.waiting import wait_until
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -91,7 +92,12 @@ def test_loading_text_then_failure_message(live_server, review_tab, published_re
     viewer = saved_evidence_viewer(page, "run.json")
     viewer.locator(":scope > summary").click()
     viewer.get_by_text("Loading saved evidence…").wait_for()
-    page.wait_for_timeout(50)
+
+    def held_here() -> bool:
+        page.wait_for_timeout(20)  # Playwright dispatches the route to this side meanwhile
+        return bool(held)
+
+    wait_until(held_here, what="the artifact request held")
     assert len(held) == 1
     held[0].fulfill(status=503, body="")
     viewer.get_by_text("Could not load this artifact (503).").wait_for()

@@ -11,7 +11,6 @@ import signal
 import subprocess
 import sys
 import tarfile
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +26,7 @@ from reviews.services.jobs import expire_stale_publications, import_uploaded_pub
 from tests.conftest import make_row
 from tests.hostile.conftest import fingerprint
 from tests.reviews.builders import SOURCE_ID, build_run
+from tests.waiting import wait_until
 
 pytestmark = [
     pytest.mark.postgres_only,
@@ -46,15 +46,6 @@ def child_environment() -> dict[str, str]:
     return {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
 
 
-def wait_for(condition, *, seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if condition():
-            return
-        time.sleep(0.05)
-    raise AssertionError("condition not reached")
-
-
 def in_transaction_elsewhere() -> bool:
     with connection.cursor() as cursor:
         cursor.execute(
@@ -62,6 +53,17 @@ def in_transaction_elsewhere() -> bool:
             "AND pid <> pg_backend_pid() AND state = 'idle in transaction' OR "
             "(datname = current_database() AND pid <> pg_backend_pid() AND state = 'active' "
             "AND xact_start IS NOT NULL)"
+        )
+        return cursor.fetchone()[0] > 0
+
+
+def writing_elsewhere() -> bool:
+    """Another session's transaction has written: PostgreSQL gives it a transaction id at its
+    first write."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL"
         )
         return cursor.fetchone()[0] > 0
 
@@ -93,13 +95,16 @@ def test_a_sync_killed_mid_way_changes_nothing_and_frees_the_lock(tmp_path):
         stderr=subprocess.DEVNULL,
     )
     try:
-        wait_for(lambda: advisory_locks() > 0)  # inside the sync's transaction, lock held
-        time.sleep(0.3)  # and writing
+        # Inside the sync's transaction, lock held, and writing.
+        wait_until(lambda: advisory_locks() > 0 and writing_elsewhere(), what="the sync writing")
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()
     # The server rolls the dead connection's transaction back and releases its advisory lock.
-    wait_for(lambda: advisory_locks() == 0 and not in_transaction_elsewhere())
+    wait_until(
+        lambda: advisory_locks() == 0 and not in_transaction_elsewhere(),
+        what="the dead sync rolled back",
+    )
     assert fingerprint() == before
     result = sync_catalog(catalog_path=large, force=False, trigger="command")
     assert result["busy"] is False
@@ -137,8 +142,12 @@ def test_an_import_killed_mid_way_is_retried_by_the_lease_sweep(tmp_path, write_
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
     try:
-        wait_for(lambda: ReviewPublication.objects.get(id=job.id).status == "running")
-        time.sleep(0.5)
+        wait_until(
+            lambda: (
+                ReviewPublication.objects.get(id=job.id).status == "running" and writing_elsewhere()
+            ),
+            what="the import writing",
+        )
     finally:
         os.kill(child.pid, signal.SIGKILL)
         child.wait()

@@ -8,7 +8,6 @@ import os
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -19,6 +18,7 @@ from reviews.production.runtime.launcher import run_attempt, worker_route
 from reviews.production.runtime.model_client import ModelClient, ModelRefused, chat_body
 from reviews.production.runtime.tasks import Task
 from tests.model_server import ModelServer, Reply, completion, requested_dialect
+from tests.waiting import DEADLINE_SECONDS, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -92,27 +92,25 @@ def test_timeout_sends_sigint_then_sigkill_to_the_whole_group(tmp_path):
         tmp_path,
         f"""
         import signal, subprocess, sys, time
-        child = subprocess.Popen([sys.executable, "-c",
-            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"])
-        open({str(pid_file)!r}, "w").write(str(child.pid))
         def on_interrupt(*_):
             print("got SIGINT", file=sys.stderr, flush=True)
         signal.signal(signal.SIGINT, on_interrupt)  # ignores it: SIGKILL must follow
+        child = subprocess.Popen([sys.executable, "-c",
+            "import signal, time; signal.signal(signal.SIGINT, signal.SIG_IGN); time.sleep(60)"])
+        open({str(pid_file)!r}, "w").write(str(child.pid))
         while True:
             time.sleep(0.05)
         """,
         timeout=1.0,
     )
-    started = time.monotonic()
     with pytest.raises(ReviewProductionError) as failure:
         attempt(tmp_path, runtime, grace_seconds=0.5)
-    assert 1.4 <= time.monotonic() - started < 10
     stderr = tmp_path / "run/tasks/0000/execution-000/worker.stderr"
     assert str(failure.value).startswith("Native worker timed out after 1 s; inspect")
     assert "got SIGINT" in stderr.read_text()
     child = int(pid_file.read_text())
-    time.sleep(0.2)
-    assert not alive(child)  # the worker's own child died with the group
+    # The worker's own child died with the group (a SIGKILL lands asynchronously).
+    wait_until(lambda: not alive(child), what="the worker's child killed")
 
 
 def alive(pid: int) -> bool:
@@ -219,11 +217,9 @@ def test_the_timeout_is_a_deadline_for_the_whole_call(tmp_path):
         client = ModelClient(
             model=model_config(server, timeout=1.0, max_retries=0), stop=threading.Event()
         )
-        started = time.monotonic()
         with pytest.raises(ReviewProductionError, match=r"within the 1 s deadline"):
             client.complete(stage_dir=tmp_path, body={})
-        # The whole answer would take 20 s; the call ends at its deadline.
-        assert time.monotonic() - started < 5
+        # The whole answer would take 20 s; the call ended at its deadline, part-way through.
         assert 0 < len((tmp_path / "call-000/response.partial").read_bytes()) < 200
 
 
@@ -302,15 +298,29 @@ def test_a_prompt_over_the_servers_context_names_the_setting(tmp_path, style):
 
 
 def test_stop_cancels_a_call_in_flight(tmp_path):
-    with ModelServer(default=lambda r: completion("{}"), latency=30) as server:
+    asked, released = threading.Event(), threading.Event()
+
+    def never_answers(request):
+        asked.set()
+        released.wait(600)  # answered only after the test: a call that waits for it fails
+        return completion("{}")
+
+    with ModelServer(default=never_answers) as server:
         stop = threading.Event()
-        client = ModelClient(model=model_config(server, timeout=60), stop=stop)
+        client = ModelClient(model=model_config(server, timeout=600, max_retries=0), stop=stop)
         seen: list = []
-        threading.Timer(0.5, lambda: (seen.extend(client.in_flight()), stop.set())).start()
-        started = time.monotonic()
-        with pytest.raises(KeyboardInterrupt):
-            client.complete(stage_dir=tmp_path / "tasks/0004/judges/1", body={})
-        assert time.monotonic() - started < 5
+
+        def stop_while_asked() -> None:
+            if asked.wait(DEADLINE_SECONDS):
+                seen.extend(client.in_flight())
+            stop.set()
+
+        threading.Thread(target=stop_while_asked, daemon=True).start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                client.complete(stage_dir=tmp_path / "tasks/0004/judges/1", body={})
+        finally:
+            released.set()
         assert [call.label for call in seen] == ["task 0004 judge 1"]
         assert client.in_flight() == []
 

@@ -13,7 +13,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 from pathlib import Path
 
 import pytest
@@ -31,6 +30,7 @@ from tests.production.helpers import (
     without_timestamps,
 )
 from tests.production.review_model import ReviewModel, opinion, request_kind
+from tests.waiting import wait_until
 
 pytestmark = pytest.mark.slow
 ROOT = Path(__file__).resolve().parents[2]
@@ -378,11 +378,11 @@ def test_ctrl_c_stops_workers_and_resume_finishes(write_config, tmp_path, model_
     process = subprocess.Popen(
         command, cwd=ROOT, env=environment, stdout=subprocess.PIPE, stderr=subprocess.PIPE
     )
-    deadline = time.monotonic() + 60
-    while not list(output.glob("tasks/*/execution-000/input.json")):
-        assert time.monotonic() < deadline and process.poll() is None
-        time.sleep(0.05)
-    time.sleep(0.3)
+    # Interrupted while its workers wait on the model (each answer takes 0.5 s).
+    wait_until(
+        lambda: model_server.chat_requests() or process.poll() is not None,
+        what="a worker calling the model",
+    )
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=60)
     assert process.returncode != 0

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import socket
 import threading
-import time
 
 import httpx
 import pytest
@@ -14,6 +13,7 @@ import pytest
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from reviews.production.examples import serve
 from reviews.production.examples.chat_server import ChatServer, RecordedRequest, Reply, completion
+from tests.waiting import DEADLINE_SECONDS, wait_until
 
 
 def test_it_answers_each_model_from_its_responder_and_records_requests():
@@ -66,11 +66,14 @@ def test_the_demo_model_is_served_on_the_port_asked_for_until_stopped(capsys):
     )
     serving.start()
     base_url = f"http://127.0.0.1:{port}/v1"
+    printed: list[str] = []
+
+    def announced() -> bool:
+        printed.append(capsys.readouterr().out)
+        return f"Scripted example model at {base_url}" in "".join(printed)
+
     try:
-        for _ in range(100):
-            if f"Scripted example model at {base_url}" in capsys.readouterr().out:
-                break
-            time.sleep(0.05)
+        wait_until(announced, what="the model served")
         with httpx.Client(base_url=base_url) as client:
 
             def ask(*messages: dict[str, str]) -> httpx.Response:
@@ -86,7 +89,7 @@ def test_the_demo_model_is_served_on_the_port_asked_for_until_stopped(capsys):
             )
     finally:
         stop.set()
-        serving.join(timeout=10)
+        serving.join(timeout=DEADLINE_SECONDS)
     assert not serving.is_alive()
     assert solver.json()["choices"][0]["message"]["content"].endswith("#### 2,006")
     assert wrong.json()["choices"][0]["message"]["content"].endswith("#### 2,012")
