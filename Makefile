@@ -50,8 +50,12 @@ curator: install ## create (or update) a curator account: make curator CURATOR=a
 	$(MANAGE) migrate --noinput
 	$(MANAGE) create_curator --username $(CURATOR)
 
+# The whole suite on every core: pytest-xdist workers, each with its own test database, ports,
+# Chromium and temporary folders (a worker takes the next test as it finishes one). Many tests
+# wait on another process, so there are more workers than cores; TEST_WORKERS=0 runs one process.
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
 test: install ## the whole test suite (browser tests run when Chromium is installed)
-	$(UV) run --frozen pytest
+	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The opt-in real-server check: llama-cpp-python's server in its own environment (built once).
 REAL_SERVER_ENV ?= $(HOME)/.cache/atlas-real-server/venv

@@ -4,7 +4,10 @@ shared with ``make demo``), the test model server and a config writer."""
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
+import os
 import shutil
 import sys
 from collections.abc import Callable, Iterator
@@ -34,9 +37,32 @@ API_KEY_ENV = "ATLAS_TEST_MODEL_KEY"
 API_KEY = "sk-test-secret-7f3a9c1e5b"
 
 
+def run_folder(tmp_path_factory) -> Path:
+    """The test run's own temporary folder, shared by its xdist workers (each worker's base
+    folder is inside it): what is built there once serves every worker."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@contextlib.contextmanager
+def exclusive(lock_path: Path) -> Iterator[None]:
+    with open(lock_path, "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
 @pytest.fixture(scope="session")
 def session_checkout(tmp_path_factory) -> Path:
-    return build_checkout(tmp_path_factory.mktemp("native") / "MarinSkyRL")
+    """Built once per test run: the first worker to need it builds it, the others wait."""
+    folder = run_folder(tmp_path_factory) / "native"
+    folder.mkdir(exist_ok=True)
+    target, built = folder / "MarinSkyRL", folder / "built"
+    with exclusive(folder / "lock"):
+        if not built.exists():
+            shutil.rmtree(target, ignore_errors=True)  # a worker that died half-way
+            build_checkout(target)
+            built.touch()
+    return target
 
 
 @pytest.fixture
@@ -49,7 +75,11 @@ def checkout(session_checkout, tmp_path) -> Path:
 
 @pytest.fixture(scope="session")
 def bytecode_cache(tmp_path_factory) -> Path:
-    return tmp_path_factory.mktemp("native-bytecode")
+    """One per test run: every worker's native interpreters compile numpy and pandas once
+    (Python writes each cached file atomically, so workers may share it)."""
+    cache = run_folder(tmp_path_factory) / "native-bytecode"
+    cache.mkdir(exist_ok=True)
+    return cache
 
 
 @pytest.fixture(autouse=True)
