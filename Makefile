@@ -52,8 +52,9 @@ curator: install ## create (or update) a curator account: make curator CURATOR=a
 
 # The whole suite on every core: pytest-xdist workers, each with its own test database, ports,
 # Chromium and temporary folders (a worker takes the next test as it finishes one). Many tests
-# wait on another process, so there are more workers than cores; TEST_WORKERS=0 runs one process.
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc) * 2 )))
+# wait on another process, so there are twice as many workers as cores (at most 8, each holds a
+# Chromium); TEST_WORKERS=0 runs one process.
+TEST_WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); echo $$(( n > 8 ? 8 : n )))
 test: install ## the whole test suite (browser tests run when Chromium is installed)
 	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist worksteal
 
