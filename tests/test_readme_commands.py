@@ -82,6 +82,10 @@ def dry_run(line: str) -> tuple[str, set[str]] | None:
         return shell_line(env, [PYTHON, "manage.py", command[2], "--help"]), options
     if command[:2] == [PYTHON, "-m"] and len(command) > 2:
         return shell_line(env, [PYTHON, "-m", command[2], "--help"]), options
+    if command and command[0].startswith("scripts/") and (ROOT / command[0]).is_file():
+        # A repository script prints its usage, which names the subcommand given.
+        subcommand = {command[1]} if len(command) > 1 and not command[1].startswith("-") else set()
+        return shell_line(env, [command[0], "--help"]), options | subcommand
     raise AssertionError(f"the README prints a command this test cannot check: {line}")
 
 
@@ -104,6 +108,10 @@ def test_the_readme_prints_no_command_that_needs_an_activated_environment():
     assert len(printed_commands(text)) >= 30  # the blocks and the commands table were found
 
 
+def named(text: str, word: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", text) is not None
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("check", checks(), ids=lambda check: check.dry)
 def test_each_printed_command_runs_from_a_fresh_shell(check):
@@ -111,9 +119,11 @@ def test_each_printed_command_runs_from_a_fresh_shell(check):
         ["bash", "-c", check.dry], cwd=ROOT, env=FRESH_SHELL,
         capture_output=True, text=True, timeout=120,
     )  # fmt: skip
-    assert done.returncode == 0, f"{check.printed[0]}\n{done.stderr}"
-    known = set(OPTION.findall(done.stdout))
-    unknown = sorted(check.options - known)
-    assert unknown == [], f"{check.printed[0]}: --help does not know {unknown}"
+    # Success; for a script without --help, the usage error it answers with (status 2).
+    script = check.dry.split()[0].startswith("scripts/")
+    assert done.returncode in ((0, 2) if script else (0,)), f"{check.printed[0]}\n{done.stderr}"
+    usage = done.stdout + done.stderr
     if "--help" in check.dry:
-        assert done.stdout.startswith("usage: "), done.stdout
+        assert usage.lstrip().lower().startswith("usage: "), usage
+    unknown = sorted(word for word in check.options if not named(usage, word))
+    assert unknown == [], f"{check.printed[0]}: its usage does not name {unknown}"
