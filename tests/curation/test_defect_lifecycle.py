@@ -83,6 +83,9 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
         )
     collection = load(reproduction / "quality-reviews.json")
     assert collection["execution_provenance"]["marinskyrl_commit"] == defect_checkout.buggy
+    # Written beside the output and renamed into it: the evidence URLs name where it ended up.
+    urls = [item["url"] for review in collection["reviews"] for item in review["evidence"]]
+    assert urls and all(url.startswith(reproduction.as_uri() + "/") for url in urls)
 
     # 3. Publish the supplemental collection unchanged; the rating does not move.
     supplemental = publish(reproduction)

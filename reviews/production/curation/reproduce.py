@@ -175,7 +175,13 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         )  # fmt: skip
         finish(
             output=run_dir,
-            collection=_collection(saved=saved, options=options, identity=identity, result=result),
+            collection=_collection(
+                saved=saved,
+                options=options,
+                identity=identity,
+                result=result,
+                final=stage.output,
+            ),
         )
         result.output = stage.publish()
     return result
@@ -309,10 +315,11 @@ def _collection(
     options: ReproduceOptions,
     identity: dict[str, Any],
     result: ReproduceResult,
+    final: Path,
 ) -> dict[str, Any]:
     output = result.output
     source = saved.source_subject
-    evidence = production_records.EvidenceWriter(output)
+    evidence = production_records.EvidenceWriter(output, url_root=final)
     imported_at = records.now_stamp()
     publisher = records.tool_actor(TOOL)
     subjects = [source]

@@ -167,7 +167,7 @@ def synthesise_source(
             raise CurationRefused(_refused_synthesis(exc, client=client)) from None
         finally:
             client.close()
-        evidence = production_records.EvidenceWriter(output)
+        evidence = production_records.EvidenceWriter(output, url_root=stage.output)
         imported_at = records.now_stamp()
         actor = production_records.model_actor(config.model.name)
         synthesis_id = f"{source['id']}/synthesis"

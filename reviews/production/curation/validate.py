@@ -360,6 +360,7 @@ def _validate(
             review=review,
             reproductions=reproductions,
             result=result,
+            final=stage.output,
             identity=identity,
             revisions=revisions,
             curator=curator,
@@ -490,13 +491,14 @@ def _collection(
     review: SavedRun,
     reproductions: list[Confirming],
     result: ValidateResult,
+    final: Path,
     identity: dict[str, Any],
     revisions: dict[str, Any],
     curator: str | None,
 ) -> dict[str, Any]:
     collection = json.loads(json.dumps(review.collection))
     source = review.source_subject
-    evidence = production_records.EvidenceWriter(result.output)
+    evidence = production_records.EvidenceWriter(result.output, url_root=final)
     imported_at = records.now_stamp()
     publisher = records.tool_actor(TOOL)
     subject_ids = {subject["id"] for subject in collection["subjects"]}

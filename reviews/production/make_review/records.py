@@ -61,10 +61,13 @@ def task_subject(*, source: dict[str, Any], task: dict[str, Any]) -> dict[str, A
 
 @dataclass(frozen=True)
 class EvidenceWriter:
-    """Evidence items for files of one run directory."""
+    """Evidence items for files of one run directory. ``url_root``: where the run directory
+    will be once finished, when it is written elsewhere first (a curator's staged output): the
+    ``file://`` URLs name the files where they end up."""
 
     run_dir: Path
     _items: dict[tuple[str, int, int], dict[str, Any]] = field(default_factory=dict)
+    url_root: Path | None = None
 
     def item(self, relative: str) -> dict[str, Any]:
         # A task's reviews are rebuilt after each judge; unchanged files are hashed once.
@@ -79,7 +82,7 @@ class EvidenceWriter:
         data = path.read_bytes()
         lines = data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0)
         return {
-            "url": path.resolve().as_uri(),
+            "url": (self.url_root / relative if self.url_root else path.resolve()).as_uri(),
             "snapshot_path": relative,
             "sha256": hashlib.sha256(data).hexdigest(),
             "retrieved_at": file_time(path),
