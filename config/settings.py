@@ -240,6 +240,9 @@ ATLAS_CATALOG_PATH = env_path("ATLAS_CATALOG_PATH", BASE_DIR / "dist" / "catalog
 ATLAS_DEFINITIONS_DIR = env_path("ATLAS_DEFINITIONS_DIR", BASE_DIR / "fixtures" / "sources")
 ATLAS_SYNC_SCHEDULE = os.environ.get("ATLAS_SYNC_SCHEDULE", "")
 ATLAS_PUBLIC_URL = os.environ.get("ATLAS_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# Whether the links the commands print name the server's address or the default guess
+# (``make run``/``make serve`` set it from HOST and PORT; a command run by hand may not).
+ATLAS_PUBLIC_URL_SET = bool(os.environ.get("ATLAS_PUBLIC_URL"))
 ATLAS_SYNC_LOCK_DIR = env_path("ATLAS_SYNC_LOCK_DIR", BASE_DIR / "var")
 ATLAS_SCRATCH_DIR = env_path("ATLAS_SCRATCH_DIR", BASE_DIR / "var" / "scratch")
 ATLAS_PUBLICATION_LEASE_SECONDS = int(

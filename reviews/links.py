@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.urls import reverse
 
 # A review's id is the SHA-256 of its collection (the catalog_reviews_id_is_sha256 constraint); a
@@ -31,3 +32,15 @@ def artifact_page_url(review_id: str, path: str) -> str:
 
 def artifact_api_url(review_id: str, path: str) -> str:
     return reverse("api-review-artifact", kwargs={"review_id": review_id, "path": path})
+
+
+def public_url_note() -> str | None:
+    """What a command that prints links says when they use ``ATLAS_PUBLIC_URL``'s default, a
+    guess the server's address may not match; None when the setting names it."""
+    if getattr(settings, "ATLAS_PUBLIC_URL_SET", True):
+        return None
+    return (
+        f"Links use ATLAS_PUBLIC_URL's default, {settings.ATLAS_PUBLIC_URL}: set ATLAS_PUBLIC_URL "
+        "to the address the Atlas is served at (make run and make serve set it from HOST and "
+        "PORT)"
+    )

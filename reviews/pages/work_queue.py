@@ -1,20 +1,24 @@
 """The curators' work queue: which sources need what next, each with the command of the next step.
 
-Needs, most urgent first: an open verifier defect awaiting a validated resolution; a rating hidden
-because the dataset or verifier revision changed; imported audits without an Atlas synthesis; a
-source nobody reviewed; a Good source without a current difficulty measurement. Read from the
-display-state columns and the review pool in a fixed number of queries (one per need), paged per
-need in SQL; the admin page and ``python manage.py review_queue`` show the same entries.
+Needs, most urgent first: an open verifier defect awaiting a validated resolution; a resolved
+defect whose source awaits the rating publication that restores Good (resolution never does by
+itself); a rating hidden because the dataset or verifier revision changed; imported audits without
+an Atlas synthesis; a source nobody reviewed; a Good source without a current difficulty
+measurement. Read from the display-state columns, the issues and the review pool in a fixed number
+of queries (one per need, two for difficulty), paged per need in SQL; the admin page and
+``python manage.py review_queue`` show the same entries.
 
 Each entry's commands work as printed, run in one curation folder: they name the source's own
 config (``review-configs/<slug>.json``, ``difficulty-configs/<slug>.json``, which the curator
-writes once per source) and a dated run folder of its own, so no two sources or days collide and
-every id a later step needs is read from the run folder the earlier step wrote.
+writes once per source) and a run folder named by what the step works on — the revisions a review
+covers, the issue a fix resolves, the review a difficulty is measured against — never by the day,
+so two steps never share a folder (two defects of one day included) while the same step, queued
+again before it is done, names the same one; every id a later step needs is read from the run
+folder the earlier step wrote.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 import shlex
 from collections.abc import Iterable, Iterator
@@ -22,14 +26,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, OuterRef, Q, QuerySet, Subquery
 from django.db.models.fields.json import KT
 from django.urls import reverse
-from django.utils import timezone
 
-from atlas.models import Source
-from atlas.rules.vocabularies import MeasurementStatus, Quality, SourceStatus
-from reviews.models import Review
+from atlas.models import Source, SourceChange
+from atlas.rules.vocabularies import ChangeKind, MeasurementStatus, Quality, SourceStatus
+from reviews.models import Review, VerifierIssue
+from reviews.rating import source_synthesis
 from reviews.vocabularies import ReviewKind
 
 
@@ -45,6 +49,9 @@ NEEDS = (
          "Validate the fix against the saved failing inputs at the repaired checkout, publish "
          "the resolution collection, resolve the issue with it, then publish it again: Good "
          "returns only with a rating published once no defect is open."),
+    Need("restore_good", "Resolved verifier defect awaiting a new rating",
+         "Resolution never restores a rating by itself: publish the resolution's review again "
+         "to restore Good (now uncapped: no defect of the source is open)."),
     Need("re_review", "Rating hidden: the dataset or verifier revision changed",
          "Review the current revisions again, or publish a dataset-content equivalence "
          "attestation with the earlier review."),
@@ -62,6 +69,8 @@ QUEUE_FIELDS = (
     "id", "display_name", "origin", "effective_quality", "display_review_id", "open_issues",
     "difficulty_status", "review_applicability", "task_count",
 )  # fmt: skip
+# What the run folders are named by: the revisions a review covers, the issue a fix resolves.
+SHORT = 8
 
 
 @dataclass(frozen=True)
@@ -115,17 +124,22 @@ def source_slug(source_id: str) -> str:
 @dataclass(frozen=True)
 class SourceFiles:
     """Where a source's curation files go, relative to the folder the commands run in: one
-    config per source and kind of run, one dated run directory per step, so the commands of two
-    sources (or of two days) never share a file. ``task_count``: the source's input rows, when
-    known (a sample never asks for more)."""
+    config per source and kind of run, one run directory per step named by what the step works
+    on (see the module doc). ``task_count``: the source's input rows, when known;
+    ``reviewed_tasks``: how many tasks the current review's local input held (its sample's
+    population) — a sample never asks for more than either."""
 
     source_id: str
-    day: dt.date
+    dataset_revision: str | None = None
+    verifier_revision: str | None = None
+    review_id: str | None = None
     task_count: int | None = None
+    reviewed_tasks: int | None = None
 
     def sample(self, tasks: int) -> str:
-        if self.task_count is not None and 0 < self.task_count < tasks:
-            tasks = self.task_count
+        for bound in (self.task_count, self.reviewed_tasks):
+            if bound is not None and 0 < bound < tasks:
+                tasks = bound
         return f"--n {tasks} --seed {SEED}"
 
     @property
@@ -141,7 +155,35 @@ class SourceFiles:
         return f"difficulty-configs/{self.slug}.json"
 
     def run(self, step: str) -> str:
-        return f"runs/{self.slug}/{self.day.isoformat()}-{step}"
+        return f"runs/{self.slug}/{step}"
+
+    @property
+    def review_run(self) -> str:
+        return self.run(f"review-{_short(self.dataset_revision)}-{_short(self.verifier_revision)}")
+
+    @property
+    def synthesis_run(self) -> str:
+        return self.run(f"synthesis-{_short(self.dataset_revision)}")
+
+    @property
+    def difficulty_run(self) -> str:
+        return self.run(f"difficulty-{(self.review_id or 'unreviewed')[:12]}")
+
+    def fix_review_run(self, issue_urls: list[str]) -> str:
+        return self.run(f"fix-review-{'-'.join(issue_key(url) for url in issue_urls)}")
+
+    def fix_run(self, issue_url: str) -> str:
+        return self.run(f"fix-{issue_key(issue_url)}")
+
+
+def _short(revision: str | None) -> str:
+    return revision[:SHORT] if revision else "unpinned"
+
+
+def issue_key(issue_url: str) -> str:
+    """A file-name form of a GitHub issue: ``<repo>-<number>`` (the URL's last two parts)."""
+    parts = issue_url.rstrip("/").split("/")
+    return source_slug(f"{parts[-3]} {parts[-1]}") if len(parts) >= 3 else source_slug(issue_url)
 
 
 def _q(value: str) -> str:
@@ -160,7 +202,7 @@ def _publish(files: SourceFiles, run_dir: str) -> str:
 
 
 def review_commands(files: SourceFiles) -> tuple[str, ...]:
-    output = files.run("review")
+    output = files.review_run
     return (_make_review(files, output), _publish(files, output))
 
 
@@ -172,11 +214,11 @@ def resolution_commands(files: SourceFiles, issue_urls: list[str]) -> tuple[str,
     """A fresh review at the repaired checkout; per open defect, the fix validated against the
     saved failing inputs beside it, the resolution collection published and the defect resolved
     with it; then the last one published again, now uncapped, which is how Good returns."""
-    review = files.run("fix-review")
+    review = files.fix_review_run(issue_urls)
     commands: list[str] = [_make_review(files, review)]
     output = ""
-    for number, issue_url in enumerate(issue_urls, start=1):
-        output = files.run("fix" if len(issue_urls) == 1 else f"fix-{number}")
+    for issue_url in issue_urls:
+        output = files.fix_run(issue_url)
         commands += [
             f"{MANAGE} validate_fix --issue-url {_q(issue_url)} --atlas {_atlas()} "
             f"--review {_q(review)} --output {_q(output)}",
@@ -189,8 +231,13 @@ def resolution_commands(files: SourceFiles, issue_urls: list[str]) -> tuple[str,
     return tuple(commands)
 
 
+def restore_commands(files: SourceFiles, issue_url: str) -> tuple[str, ...]:
+    """The resolution's run folder published again (the one ``resolution_commands`` named)."""
+    return (_publish(files, files.fix_run(issue_url)),)
+
+
 def synthesis_commands(files: SourceFiles) -> tuple[str, ...]:
-    output = files.run("synthesis")
+    output = files.synthesis_run
     return (
         f"{MANAGE} synthesise_source --atlas-id {_q(files.source_id)} --config "
         f"{_q(files.review_config)} --atlas {_atlas()} --output {_q(output)}",
@@ -199,7 +246,7 @@ def synthesis_commands(files: SourceFiles) -> tuple[str, ...]:
 
 
 def difficulty_commands(files: SourceFiles) -> tuple[str, ...]:
-    output = files.run("difficulty")
+    output = files.difficulty_run
     quoted = _q(files.source_id)
     return (
         f"{MANAGE} make_difficulty --config {_q(files.difficulty_config)} --atlas-id {quoted} "
@@ -208,10 +255,23 @@ def difficulty_commands(files: SourceFiles) -> tuple[str, ...]:
     )
 
 
-def commands_for(need: str, row: dict[str, Any], *, day: dt.date) -> tuple[str, ...]:
-    files = SourceFiles(source_id=row["id"], day=day, task_count=row.get("task_count"))
+def files_of(row: dict[str, Any]) -> SourceFiles:
+    return SourceFiles(
+        source_id=row["id"],
+        dataset_revision=row.get("dataset_revision"),
+        verifier_revision=row.get("verifier_revision"),
+        review_id=row.get("display_review_id"),
+        task_count=row.get("task_count"),
+        reviewed_tasks=row.get("reviewed_tasks"),
+    )
+
+
+def commands_for(need: str, row: dict[str, Any]) -> tuple[str, ...]:
+    files = files_of(row)
     if need == "resolve_defect":
         return resolution_commands(files, _issue_urls(row))
+    if need == "restore_good":
+        return restore_commands(files, row["resolved_issue_url"])
     if need == "synthesise_imported":
         return synthesis_commands(files)
     if need == "measure_difficulty":
@@ -223,14 +283,17 @@ def _issue_urls(row: dict[str, Any]) -> list[str]:
     return [issue["issue_url"] for issue in row.get("open_issues") or []]
 
 
-def files_for(need: str, row: dict[str, Any], *, day: dt.date) -> tuple[tuple[str, str], ...]:
-    files = SourceFiles(source_id=row["id"], day=day)
+def files_for(need: str, row: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    files = files_of(row)
     if need == "measure_difficulty":
-        return (("config", files.difficulty_config), ("output", files.run("difficulty")))
+        return (("config", files.difficulty_config), ("output", files.difficulty_run))
     if need == "resolve_defect":
-        return (("config", files.review_config), ("output", files.run("fix")))
-    step = "synthesis" if need == "synthesise_imported" else "review"
-    return (("config", files.review_config), ("output", files.run(step)))
+        urls = _issue_urls(row)
+        return (("config", files.review_config), ("output", files.fix_run(urls[-1])))
+    if need == "restore_good":
+        return (("output", files.fix_run(row["resolved_issue_url"])),)
+    output = files.synthesis_run if need == "synthesise_imported" else files.review_run
+    return (("config", files.review_config), ("output", output))
 
 
 def detail_for(need: str, row: dict[str, Any]) -> str:
@@ -243,6 +306,11 @@ def detail_for(need: str, row: dict[str, Any]) -> str:
     )
     if need == "resolve_defect":
         return f"{', '.join(_issue_urls(row))} · {config}; runtime at the repaired checkout"
+    if need == "restore_good":
+        return (
+            f"{row['resolved_issue_url']} resolved by review {row['resolution_review_id']} · "
+            "publish it again (its run folder, or a fetch_review copy of it)"
+        )
     if need == "re_review":
         return f"Review applicability: stale · {config}"
     return config
@@ -254,6 +322,8 @@ def need_queryset(need: str) -> QuerySet[Source]:
     pool = Review.objects.filter(source_id=OuterRef("pk"))
     if need == "resolve_defect":
         return active.filter(open_issue_count__gt=0)
+    if need == "restore_good":
+        return _awaiting_good(active)
     if need == "re_review":
         return active.filter(review_stale=True, open_issue_count=0)
     if need == "synthesise_imported":
@@ -280,16 +350,60 @@ def need_queryset(need: str) -> QuerySet[Source]:
     raise ValueError(f"Unknown need: {need}")
 
 
-def entries_of(need: str, rows: Iterable[dict[str, Any]], *, day: dt.date) -> Iterator[QueueEntry]:
+def _latest_resolution() -> QuerySet[VerifierIssue]:
+    return VerifierIssue.objects.filter(
+        source_id=OuterRef("pk"), status=VerifierIssue.Status.RESOLVED
+    ).order_by("-updated_at", "-id")
+
+
+def _awaiting_good(active: QuerySet[Source]) -> QuerySet[Source]:
+    """No defect open, and no rating published since the latest resolution: the source waits
+    for the publication that restores Good (the history records every one that changed what
+    shows; a Good source waits for nothing)."""
+    latest = _latest_resolution()
+    published_since = SourceChange.objects.filter(
+        source_id=OuterRef("pk"),
+        kind=ChangeKind.REVIEW_PUBLISHED,
+        at__gt=OuterRef("resolved_at"),
+    )
+    return (
+        active.filter(open_issue_count=0)
+        .exclude(effective_quality=Quality.GOOD)
+        .annotate(
+            resolved_at=Subquery(latest.values("updated_at")[:1]),
+            resolved_issue_url=Subquery(latest.values("issue_url")[:1]),
+            resolution_review_id=Subquery(latest.values("resolution_review_id")[:1]),
+        )
+        .filter(resolved_at__isnull=False)
+        .exclude(Exists(published_since))
+    )
+
+
+def _with_reviewed_tasks(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each row with ``reviewed_tasks``: the population its current review sampled from (the
+    local input the source's difficulty config reads too), from its source synthesis."""
+    ids = [row["display_review_id"] for row in rows if row.get("display_review_id")]
+    populations: dict[str, int | None] = {}
+    for review_id, collection in Review.objects.filter(id__in=ids).values_list("id", "collection"):
+        synthesis = source_synthesis(collection) if isinstance(collection, dict) else None
+        count = ((synthesis or {}).get("coverage") or {}).get("population_count")
+        populations[review_id] = count if isinstance(count, int) else None
+    return [
+        {**row, "reviewed_tasks": populations.get(row.get("display_review_id") or "")}
+        for row in rows
+    ]
+
+
+def entries_of(need: str, rows: Iterable[dict[str, Any]]) -> Iterator[QueueEntry]:
     for row in rows:
         yield QueueEntry(
             need=NEEDS_BY_KEY[need],
             source_id=row["id"],
             display_name=row["display_name"] or row["id"],
             origin=row["origin"],
-            commands=commands_for(need, row, day=day),
+            commands=commands_for(need, row),
             detail=detail_for(need, row),
-            files=files_for(need, row, day=day),
+            files=files_for(need, row),
         )
 
 
@@ -315,22 +429,29 @@ def checked_limit(value: Any) -> int:
 
 
 def work_queue(
-    *, limit: int | None = None, needs: Iterable[str] | None = None, day: dt.date | None = None
+    *, limit: int | None = None, needs: Iterable[str] | None = None
 ) -> list[QueueSection]:
-    """Each need with its total and (up to ``limit``) entries in name order; the run folders
-    the commands name are dated ``day`` (today, UTC)."""
+    """Each need with its total and (up to ``limit``) entries in name order."""
     if limit is not None:
         limit = checked_limit(limit)
-    day = day or timezone.now().date()
     sections = []
     for need in NEEDS:
         if needs is not None and need.key not in needs:
             continue
         queryset = need_queryset(need.key).order_by("display_name_key", "id")
-        rows = queryset.values(*QUEUE_FIELDS, dataset_revision=KT("payload__dataset_revision"))
+        extra = ("resolved_issue_url", "resolution_review_id") if need.key == "restore_good" else ()
+        rows = queryset.values(
+            *QUEUE_FIELDS,
+            *extra,
+            dataset_revision=KT("payload__dataset_revision"),
+            verifier_revision=KT("payload__verifier_revision"),
+        )
         if limit is not None:
             rows = rows[:limit]
-        entries = list(entries_of(need.key, rows, day=day))
+        listed = list(rows)
+        if need.key == "measure_difficulty":
+            listed = _with_reviewed_tasks(listed)
+        entries = list(entries_of(need.key, listed))
         total = len(entries) if limit is None or len(entries) < limit else queryset.count()
         sections.append(QueueSection(need=need, total=total, entries=entries))
     return sections

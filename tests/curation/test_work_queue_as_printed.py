@@ -83,7 +83,15 @@ def test_an_open_defect_is_resolved_by_the_printed_commands(
     # The curator points the source's config at the repaired checkout.
     defect_checkout.at(defect_checkout.fixed)
     place_config(separator_config, curation_folder / dict(printed.files)["config"])
-    run_printed(printed.commands)
+    # Up to the resolution: the source then waits under its own need for the publication that
+    # restores Good, whose command is the printed one that was left.
+    run_printed(printed.commands[:-1])
+    assert not work_queue(needs=["resolve_defect"])[0].entries
+    waiting = entry("restore_good")
+    assert waiting.commands == printed.commands[-1:]
+    assert Source.objects.get(id=SOURCE_ID).effective_quality == "some_issues"
+    run_printed(waiting.commands)
+    assert not work_queue(needs=["restore_good"])[0].entries
 
     issue = VerifierIssue.objects.get(issue_url=ISSUE_URL)
     fix = curation_folder / dict(printed.files)["output"]

@@ -4,7 +4,6 @@ then the difficulty measured — with the real gsm8k verifier and the test model
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import shlex
 from io import StringIO
@@ -31,7 +30,6 @@ session_checkout = production.session_checkout
 checkout = production.checkout
 api_key = production.api_key
 write_config = production.write_config
-DAY = dt.date(2026, 3, 1)
 
 
 @pytest.fixture
@@ -46,7 +44,7 @@ def model_server():
 
 
 def entry(need: str, source_id: str):
-    sections = work_queue(needs=[need], day=DAY)
+    sections = work_queue(needs=[need])
     return next(e for e in sections[0].entries if e.source_id == source_id)
 
 
@@ -83,14 +81,16 @@ def test_a_first_review_then_a_difficulty_measurement_run_as_printed(
 
     first = entry("first_review", SOURCE_ID)
     other = entry("first_review", "MarinSkyRL:other one")
-    queued = [e.source_id for e in work_queue(needs=["first_review"], day=DAY)[0].entries]
+    queued = [e.source_id for e in work_queue(needs=["first_review"])[0].entries]
     assert "MarinSkyRL:excluded" not in queued  # excluded sources are not "never reviewed"
     # Each source has its own config and run folder, so two never collide.
+    verifier = Source.objects.get(id=SOURCE_ID).payload["verifier_revision"]
+    reviewed = f"review-{DATASET_REVISION[:8]}-{verifier[:8]}"
     assert dict(first.files) == {
         "config": "review-configs/marinskyrl-gsm8k.json",
-        "output": "runs/marinskyrl-gsm8k/2026-03-01-review",
+        "output": f"runs/marinskyrl-gsm8k/{reviewed}",
     }
-    assert dict(other.files)["output"] == "runs/marinskyrl-other-one/2026-03-01-review"
+    assert dict(other.files)["output"].startswith("runs/marinskyrl-other-one/review-")
     assert f"source.revision {DATASET_REVISION}" in first.detail
     place(work / dict(first.files)["config"], json.loads(config.read_text()))
     made, published = run_printed(first.commands)
@@ -102,9 +102,7 @@ def test_a_first_review_then_a_difficulty_measurement_run_as_printed(
     assert json.loads((review_dir / "atlas-publication.json").read_text())["review_id"] == (
         source.review_id
     )
-    assert SOURCE_ID not in [
-        e.source_id for e in work_queue(needs=["first_review"], day=DAY)[0].entries
-    ]
+    assert SOURCE_ID not in [e.source_id for e in work_queue(needs=["first_review"])[0].entries]
 
     measure = entry("measure_difficulty", SOURCE_ID)
     assert dict(measure.files)["config"] == "difficulty-configs/marinskyrl-gsm8k.json"
@@ -124,5 +122,5 @@ def test_a_first_review_then_a_difficulty_measurement_run_as_printed(
     source.refresh_from_db()
     assert source.difficulty_status == "current"
     assert SOURCE_ID not in [
-        e.source_id for e in work_queue(needs=["measure_difficulty"], day=DAY)[0].entries
+        e.source_id for e in work_queue(needs=["measure_difficulty"])[0].entries
     ]

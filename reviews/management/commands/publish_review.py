@@ -15,6 +15,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
 
+from reviews.links import public_url_note
 from reviews.production.format.evidence_set import PUBLICATION_RESULT_FILE
 from reviews.services.publication import PublicationConflict, publish_run_directory
 from reviews.services.validation import PublicationRejected
@@ -61,6 +62,9 @@ class Command(BaseCommand):
         text = json.dumps(result, indent=2) + "\n"
         (run_dir / PUBLICATION_RESULT_FILE).write_text(text, encoding="utf-8")
         self.stdout.write(text, ending="")
+        note = None if options["remote"] else public_url_note()
+        if note:
+            self.stderr.write(note)
 
 
 def _publish_remotely(

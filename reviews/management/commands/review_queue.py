@@ -5,8 +5,10 @@ from __future__ import annotations
 import argparse
 import json
 
+from django.conf import settings
 from django.core.management.base import BaseCommand
 
+from reviews.links import public_url_note
 from reviews.pages.work_queue import NEEDS, InvalidLimit, checked_limit, work_queue
 
 
@@ -42,8 +44,11 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options) -> None:
         sections = work_queue(limit=options["limit"], needs=options["need"])
+        note = public_url_note()
         if options["json"]:
             document = {
+                "atlas_public_url": settings.ATLAS_PUBLIC_URL,
+                "atlas_public_url_note": note,
                 "needs": [
                     {
                         "need": section.need.key,
@@ -53,10 +58,12 @@ class Command(BaseCommand):
                         "sources": [entry.as_json() for entry in section.entries],
                     }
                     for section in sections
-                ]
+                ],
             }
             self.stdout.write(json.dumps(document, indent=2, ensure_ascii=False))
             return
+        if note:
+            self.stdout.write(f"Note: {note}.\n")
         for section in sections:
             self.stdout.write(f"== {section.need.label} ({section.total})")
             self.stdout.write(f"   {section.need.explanation}")
