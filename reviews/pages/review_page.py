@@ -107,12 +107,14 @@ class IssueLine:
         return f"{self.task.url}#{self.anchor}" if self.task else f"#{self.anchor}"
 
 
-def finding_resolutions(*, bundle: ReviewBundle) -> dict[tuple[str, str | None], Resolution]:
-    """The resolved defects by (confirming collection, issue URL), and by (collection, None) for
-    a confirming collection none of whose defects is still open: a defect review names its issue
-    (``attributes.issue_url``) or, when it does not, stands for its collection's."""
+def finding_resolutions(*, bundle: ReviewBundle) -> dict[tuple[str | None, str | None], Resolution]:
+    """The resolved defects by (None, issue URL) — every collection of the source whose defect
+    review names the issue (``attributes.issue_url``): the confirming one, and any other
+    reproduction published for it, used for the confirmation or not — and by (collection, None)
+    for a confirming collection none of whose defects is still open, whose defect review names
+    no issue and so stands for its collection's."""
     open_by_review = {issue.review_id for issue in bundle.open_issues}
-    found: dict[tuple[str, str | None], Resolution] = {}
+    found: dict[tuple[str | None, str | None], Resolution] = {}
     for issue in bundle.resolved_issues:
         if issue.resolution_review_id is None:  # cannot happen: a check constraint
             continue
@@ -121,19 +123,22 @@ def finding_resolutions(*, bundle: ReviewBundle) -> dict[tuple[str, str | None],
             review_id=issue.resolution_review_id,
             resolved_at=issue.updated_at,
         )
-        found[(issue.review_id, issue.issue_url)] = resolution
+        found[(None, issue.issue_url)] = resolution
         if issue.review_id not in open_by_review:
             found.setdefault((issue.review_id, None), resolution)
     return found
 
 
 def _resolution_of(
-    item: dict[str, Any], *, owner_id: str, resolutions: dict[tuple[str, str | None], Resolution]
+    item: dict[str, Any],
+    *,
+    owner_id: str,
+    resolutions: dict[tuple[str | None, str | None], Resolution],
 ) -> Resolution | None:
     attributes = item.get("attributes")
     issue_url = attributes.get("issue_url") if isinstance(attributes, dict) else None
     if isinstance(issue_url, str):
-        return resolutions.get((owner_id, issue_url))
+        return resolutions.get((None, issue_url))
     return resolutions.get((owner_id, None))
 
 

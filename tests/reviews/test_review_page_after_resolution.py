@@ -59,3 +59,20 @@ def test_while_the_defect_is_open_its_finding_is_not_resolved(write_catalog, tmp
     assert (page.issue_panel.unresolved, page.issue_panel.count_text) == (1, "1")
     issues = panel(client.get(f"/reviews/{defect['review_id']}/").content.decode())
     assert 'class="panel alert"' in issues and "resolved-mark" not in issues
+
+
+def test_a_reproduction_not_used_for_the_confirmation_is_resolved_with_its_issue(
+    walked, tmp_path, client
+):
+    """A second published reproduction of the same issue — never used to confirm it — reads as
+    resolved with the issue on every later page, never as an open "High · verifier" finding."""
+    other_root = tmp_path / "another"
+    other_root.mkdir()
+    other = publish(defect_run(other_root))["review_id"]
+    assert other not in (walked["defect"], walked["fix"])
+    for page_id in (walked["fix"], other):
+        issues = panel(client.get(f"/reviews/{page_id}/").content.decode())
+        assert 'class="panel alert"' not in issues, page_id
+        assert DEFECT_FINDING in issues and 'class="resolved-mark">Resolved<' in issues
+    page = review_page(review_id=walked["fix"])
+    assert page.issue_panel.unresolved == 0
