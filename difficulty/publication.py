@@ -26,6 +26,7 @@ from difficulty.attestation import (
 from difficulty.classification import CURRENT, classify_report
 from difficulty.eligibility import INACTIVE, NOT_GOOD, Standing, refusal
 from difficulty.reports import (
+    CONTEXT_PATH,
     HISTORY_PREFIX,
     REPORT_PATH,
     NotAReportError,
@@ -71,6 +72,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
             raise DifficultyPublicationError(INACTIVE)
         review = _checked_source(source=source, report=report)
         evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
+        _check_counted_from(review=review, report=report, evidence=evidence)
         _check_existing(review=review, evidence=evidence)
         before = curation_state(source_id=source.id)
         republished = ReviewArtifact.objects.filter(
@@ -169,6 +171,43 @@ def _checked_source(*, source: Source, report: dict[str, Any]) -> Review:
             f"Difficulty report does not follow the current protocol: {classification.note}"
         )
     return review
+
+
+def _check_counted_from(
+    *, review: Review, report: dict[str, Any], evidence: list[ArtifactFile]
+) -> None:
+    """A report is attached to the source's current review: the review its inputs were counted
+    from (``difficulty/context.json``'s reviewer baseline, each arm's ``run.json``
+    ``atlas_review_id``, as make_difficulty read them from ``source.current_review`` and
+    ``source.grading_snapshot``) must be that review, not one a newer publication superseded."""
+    files = {file.path: file.content for file in evidence}
+    named: list[tuple[str, Any]] = []
+    context = _json_or_none(files.get(CONTEXT_PATH))
+    baseline = context.get("reviewer_rollout_baseline") if isinstance(context, dict) else None
+    if isinstance(baseline, dict) and "review_id" in baseline:
+        named.append((CONTEXT_PATH, baseline["review_id"]))
+    for model in models_of(report):
+        path = run_identity_path(report=report, size=str(model.get("size")))
+        identity = _json_or_none(files.get(path))
+        if isinstance(identity, dict) and identity.get("atlas_review_id") is not None:
+            named.append((path, identity["atlas_review_id"]))
+    for path, counted in named:
+        if counted != review.id:
+            shown = json_values.printable(str(counted), limit=80)
+            raise DifficultyPublicationError(
+                f"Difficulty report was counted from review {shown} ({path}), "
+                f"but the source's current review is {review.id}: run make_difficulty again with "
+                f"source.current_review and source.grading_snapshot of review {review.id}"
+            )
+
+
+def _json_or_none(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
 
 
 def _required_paths(report: dict[str, Any]) -> set[str]:

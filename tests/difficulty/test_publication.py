@@ -355,3 +355,36 @@ def test_difficulty_evidence_with_a_hard_link_out_is_refused(good_source, run_di
     ):
         publish_difficulty_run(run_dir=run_dir, atlas_id=ATLAS_ID)
     assert not ReviewArtifact.objects.filter(path=relative).exists()
+
+
+def test_a_report_counted_from_a_superseded_review_is_refused_naming_both(good_source, run_dir):
+    """make_difficulty read the current review and the Atlas row from saved files
+    (source.current_review, source.grading_snapshot); after a newer rating publication they
+    name the superseded review, and the report would be attached to the new one as if counted
+    from it. Publication refuses the mismatch, naming both reviews; nothing is written."""
+    _, review = good_source
+    superseded = "b" * 64
+    context_path = run_dir / "difficulty" / "context.json"
+    context = json.loads(context_path.read_text())
+    context["reviewer_rollout_baseline"]["review_id"] = superseded
+    context_path.write_text(json.dumps(context))
+    expected = (
+        f"Difficulty report was counted from review {superseded} (difficulty/context.json), but "
+        f"the source's current review is {review.id}: run make_difficulty again with "
+        f"source.current_review and source.grading_snapshot of review {review.id}"
+    )
+    with pytest.raises(DifficultyPublicationError, match=exactly(expected)):
+        publish(run_dir)
+    assert_nothing_written(review)
+    # Each arm's run identity names the review its row came from, too.
+    context["reviewer_rollout_baseline"]["review_id"] = review.id
+    context_path.write_text(json.dumps(context))
+    arm = run_dir / "difficulty" / "small" / "run.json"
+    identity = json.loads(arm.read_text())
+    arm.write_text(json.dumps({**identity, "atlas_review_id": superseded}))
+    with pytest.raises(DifficultyPublicationError, match=re.escape("difficulty/small/run.json")):
+        publish(run_dir)
+    assert_nothing_written(review)
+    # Counted from the current review: published.
+    arm.write_text(json.dumps({**identity, "atlas_review_id": review.id}))
+    assert publish(run_dir)["review_id"] == review.id
