@@ -22,7 +22,7 @@ from atlas.rules.labels import (
     is_web_link,
     review_page_url,
 )
-from atlas.rules.vocabularies import SYNC_CHANGE_KINDS, ChangeKind
+from atlas.rules.vocabularies import SYNC_CHANGE_KINDS, ChangeKind, MeasurementStatus
 
 RUNS_PER_PAGE = 20
 CHANGES_PER_RUN = 50
@@ -49,6 +49,8 @@ class FieldChange:
     new: str
     # A curator action's displayed value ("Rating"); None for a payload field, shown as code.
     label: str | None = None
+    # Whether the new value is a promotion ("better"), a demotion ("worse") or neither ("").
+    direction: str = ""
 
 
 @dataclass(frozen=True)
@@ -157,6 +159,28 @@ CURATED_FIELD_TEXT = {
     "review": ("Current review", _review_text),
 }
 CURATED_FIELD_ORDER = tuple(CURATED_FIELD_TEXT)
+QUALITY_RANK = {"bad": 1, "some_issues": 2, "good": 3}
+
+
+def _direction(name: str, old: Any, new: Any) -> str:
+    """A demotion reads as one: a lower or hidden rating, a lost current difficulty, more open
+    defects are "worse"; their opposites "better"; a first rating or a new review neither."""
+    if name == "quality":
+        before, after = QUALITY_RANK.get(old), QUALITY_RANK.get(new)
+        if before is None:
+            return ""
+        if after is None:
+            return "worse"
+        return "better" if after > before else "worse" if after < before else ""
+    if name == "difficulty":
+        current = MeasurementStatus.CURRENT
+        if old == current and new != current:
+            return "worse"
+        return "better" if new == current and old != current else ""
+    if name == "open_issues":
+        before, after = old or 0, new or 0
+        return "worse" if after > before else "better" if after < before else ""
+    return ""
 
 
 def _field_changes(change: SourceChange) -> list[FieldChange]:
@@ -172,7 +196,15 @@ def _field_changes(change: SourceChange) -> list[FieldChange]:
     for name in names:
         old, new = fields[name]
         label, text = CURATED_FIELD_TEXT.get(name, (name, value_text))
-        lines.append(FieldChange(name=name, old=text(old), new=text(new), label=label))
+        lines.append(
+            FieldChange(
+                name=name,
+                old=text(old),
+                new=text(new),
+                label=label,
+                direction=_direction(name, old, new),
+            )
+        )
     return lines
 
 

@@ -57,10 +57,22 @@ def test_each_curator_action_is_recorded_with_what_it_changed(walked):
 def test_the_history_pages_api_and_feed_show_them(walked, client):
     html = client.get("/changes/").content.decode()
     assert html.count('class="panel revision curation"') == 7
-    assert "Rating: <del>Unreviewed</del> → <ins>Good</ins>" in html
-    assert "Rating: <del>Good</del> → <ins>Some issues</ins>" in html
-    assert "Difficulty: <del>Current</del> → <ins>Not measured</ins>" in html
-    assert "Open verifier defects: <del>1</del> → <ins>0</ins>" in html
+    # A first rating is neither; a demotion reads as one (never in green), a promotion too.
+    assert "<li>Rating: <del>Unreviewed</del> → <ins>Good</ins></li>" in html
+    worse = '<span class="visually-hidden">(demoted)</span>'
+    better = '<span class="visually-hidden">(promoted)</span>'
+    assert (
+        f'<li class="field-worse">Rating: <del>Good</del> → <ins>Some issues</ins> {worse}' in html
+    )
+    assert (
+        f'<li class="field-worse">Difficulty: <del>Current</del> → <ins>Not measured</ins> {worse}'
+        in html
+    )
+    assert '<li class="field-worse">Open verifier defects: <del>0</del> → <ins>1</ins>' in html
+    assert (
+        f'<li class="field-better">Open verifier defects: <del>1</del> → <ins>0</ins> {better}'
+        in html
+    )
     assert "By alice" in html and f'href="{ISSUE_URL}"' in html
     assert f'href="/reviews/{walked["fix"]}/"' in html
     # Newest first, the sync that added the source last.
@@ -75,7 +87,7 @@ def test_the_history_pages_api_and_feed_show_them(walked, client):
         "Difficulty published",
     ):
         assert label in history
-    assert "Rating: <del>Some issues</del> → <ins>Good</ins>" in history
+    assert "Rating: <del>Some issues</del> → <ins>Good</ins> " in history
 
     body = client.get("/api/changes/").json()
     assert body["count"] == 8  # 7 curator actions + the sync that added the source
