@@ -15,7 +15,10 @@ make_review at the fixed commit → validate_fix → publish_review (capped) →
 
 Two more sources get a first review each on the real aime route of the same checkout, the
 scripted judges doubting them: ``MarinSkyRL:math500`` (Some issues) and ``MarinSkyRL:asdiv``
-(Bad), so the catalog shows every rating. It lives in the difficulty app because it publishes
+(Bad), so the catalog shows every rating. A Task Trove source gets an imported audit — a
+dashboard note written down and made a collection by ``import_audit``, published as kind
+imported — and then the source synthesis ``synthesise_source`` makes from that pool (one model
+call; without native runs it cannot be Good). It lives in the difficulty app because it publishes
 both kinds (an app imports only from the apps below it). The issue URL names an examples
 repository, not a real defect.
 """
@@ -95,6 +98,9 @@ EXAMPLE_SERVING = {
     "engine": "Example: the bundled scripted chat server answers for this model — "
     "not a real measurement"
 }
+# The imported-audit example: a Task Trove source with a dashboard note about it.
+AUDIT_SOURCE = "Task Trove:SankalpKJ__nemotron-math-oracle-filtered-v2"
+AUDIT_FINDING = "Example finding: answers written as fractions are compared as text."
 # Difficulty arms: which tasks (by their correct total) each role's scripted model gets wrong.
 ROLE_MISSES = {"small": {2011, 2016}, "large": {2016}, "hosted": set()}
 
@@ -126,8 +132,8 @@ class ExampleWalk:
         self.results.append(result)
         return result
 
-    def step(self, name: str, printed: str) -> None:
-        self.results.append({"atlas_id": SOURCE_ID, "step": name, "printed": printed.strip()})
+    def step(self, name: str, printed: str, atlas_id: str = SOURCE_ID) -> None:
+        self.results.append({"atlas_id": atlas_id, "step": name, "printed": printed.strip()})
 
     def review_config(
         self, name: str, *, blocks: dict[str, dict[str, Any]] | None = None, **gsm8k: Any
@@ -205,6 +211,7 @@ def publish_examples(
         _difficulty(walk, tasks=tasks)
         for example in RATING_EXAMPLES:
             _rating_example(walk, example)
+        _imported_audit_example(walk)
     return walk.results
 
 
@@ -330,3 +337,75 @@ def _rating_example(walk: ExampleWalk, example: RatingExample) -> None:
     )  # fmt: skip
     config = walk.review_config(f"{slug}-review-config.json", blocks=blocks)
     walk.publish(_make_review(walk, config=config, name=f"{slug}-review"), source.id)
+
+
+def _imported_audit_example(walk: ExampleWalk) -> None:
+    """An imported audit enters the source's pool as a curator brings one in (``import_audit``
+    on a written-down dashboard note, then ``publish_review``), and the source gets the
+    synthesis ``synthesise_source`` makes from its pool (read from the published copy and the
+    saved Atlas row: no server runs during the walk)."""
+    source = Source.objects.active().filter(id=AUDIT_SOURCE).first()
+    if source is None:
+        return
+    payload = source.payload
+    repository = payload.get("dataset_id") or "open-thoughts/TaskTrove"
+    notes = walk.root / "audit-note"
+    notes.mkdir()
+    (notes / "dashboard-note.md").write_text(
+        f"# {AUDIT_SOURCE}\n\n{EXAMPLE_NOTICE}. {AUDIT_FINDING}\n", encoding="utf-8"
+    )
+    note = {
+        "atlas_source_id": AUDIT_SOURCE,
+        "upstream": {
+            "name": "tasktrove-dashboard:nemotron-math-oracle-filtered-v2",
+            "repository": repository,
+            "dataset_revision": None,
+        },
+        "mapping": {"applicability": "historical", "note": "The dashboard's entry for it."},
+        "reviewer": {"label": "Task Trove dashboard (example)", "kind": "organization"},
+        "reviewed_at": None,
+        "method": "static_inspection",
+        "summary": f"{EXAMPLE_NOTICE}. Dashboard note: fractions are compared as text.",
+        "verdict": "conditional",
+        "findings": [
+            {"text": AUDIT_FINDING, "dimension": "verifier", "severity": "medium", "kind": "issue"}
+        ],
+        "evidence": ["dashboard-note.md"],
+    }
+    audit = walk.root / "tasktrove-audit"
+    walk.step(
+        "import_audit",
+        walk.run(
+            "import_audit", "--note", str(walk.write_json("audit-note/note.json", note)),
+            "--output", str(audit),
+        ),
+        AUDIT_SOURCE,
+    )  # fmt: skip
+    walk.publish(audit, AUDIT_SOURCE)
+    tasks = write_parquet(
+        walk.root / "data" / "tasktrove-train.parquet", aime_rows(ROWS, data_source=repository)
+    )
+    blocks = route_blocks(
+        checkout=walk.checkout.path, tasks=tasks, source_id=AUDIT_SOURCE, repository=repository,
+        revision=payload.get("dataset_revision"), env_class="aime", agent_timeout=120,
+        worker_timeout=300,
+    )  # fmt: skip
+    walk.server.default = ReviewModel(
+        verdict="conditional",
+        findings=[
+            {"dimension": "verifier", "text": AUDIT_FINDING, "severity": "medium", "kind": "issue"}
+        ],
+        notice=EXAMPLE_NOTICE,
+    )
+    config = walk.review_config("tasktrove-review-config.json", blocks=blocks)
+    row = walk.write_json("tasktrove-atlas-row.json", source_row(source))
+    synthesis = walk.root / "tasktrove-synthesis"
+    walk.step(
+        "synthesise_source",
+        walk.run(
+            "synthesise_source", "--atlas-id", AUDIT_SOURCE, "--config", str(config),
+            "--pool", str(audit), "--atlas-row", str(row), "--output", str(synthesis),
+        ),
+        AUDIT_SOURCE,
+    )  # fmt: skip
+    walk.publish(synthesis, AUDIT_SOURCE)

@@ -17,7 +17,7 @@ from django.utils import timezone
 from atlas.models import Source
 from atlas.rules.example_notice import EXAMPLE_NOTICE
 from atlas.services.sync import sync_catalog
-from difficulty.examples import EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
+from difficulty.examples import AUDIT_SOURCE, EXAMPLE_ISSUE, ROWS, WRONG_TOTAL
 from reviews.example_label import is_example_collection
 from reviews.models import Review, VerifierIssue
 from reviews.production.examples.marinskyrl import SOURCE_ID, git
@@ -56,6 +56,7 @@ def check_the_walk(results: list[dict]) -> None:
     assert steps == [
         "rating", "reproduce_defect", "supplemental", "open", "validate_fix",
         "rating", "resolved", "rating", "make_difficulty", "current", "rating", "rating",
+        "import_audit", "imported", "synthesise_source", "rating",
     ]  # fmt: skip
     qualities = [(r["kind"], r["quality"]) for r in results if r.get("atlas_id") == SOURCE_ID
                  and "quality" in r]  # fmt: skip
@@ -70,7 +71,13 @@ def check_the_walk(results: list[dict]) -> None:
     assert "small 1/3 solved; large 2/3 solved; hosted 3/3 solved" in printed["make_difficulty"]
     # The scripted judges' doubts rate the two aime-route examples Some issues and Bad.
     ratings = {r["atlas_id"]: r["quality"] for r in results if "quality" in r}
-    assert ratings == {"MarinSkyRL:gsm8k": "good", **RATED}
+    assert ratings == {"MarinSkyRL:gsm8k": "good", **RATED, AUDIT_SOURCE: "some_issues"}
+    # The imported audit entered the Task Trove source's pool (it rates nothing); the synthesis
+    # of that pool did, without native runs: Some issues, an example too.
+    kinds = [r["kind"] for r in results if r.get("atlas_id") == AUDIT_SOURCE and "kind" in r]
+    assert kinds == ["imported", "rating"]
+    audited = Source.objects.get(id=AUDIT_SOURCE)
+    assert (audited.effective_quality, audited.display_review_is_example) == ("some_issues", True)
     for source_id, quality in RATED.items():
         row = Source.objects.get(id=source_id)
         assert (row.effective_quality, row.review_applicability) == (quality, "current")

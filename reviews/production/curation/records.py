@@ -29,6 +29,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 COMMANDS_DIR = PACKAGE_DIR.parent.parent / "management" / "commands"
 COMMANDS = (
     "reproduce_defect.py", "validate_fix.py", "fetch_review.py", "synthesise_source.py",
+    "import_audit.py",
 )  # fmt: skip
 
 CASE_FILES = (
