@@ -135,6 +135,9 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
         f'#id_confirming_review option[value="{defect["review_id"]}"]', state="attached"
     )
     assert page.locator("#id_confirming_review option").count() == 2  # "---------" and the one
+    # Each option says which issue its defect review names, not just a look-alike hash.
+    option = page.locator(f'#id_confirming_review option[value="{defect["review_id"]}"]')
+    assert option.inner_text().startswith("marin-community/MarinSkyRL#9001 · ")
     assert page.locator("#id_issue_url").get_attribute("type") == "url"
     page.fill("#id_issue_url", ISSUE_URL)
     page.select_option("#id_confirming_review", defect["review_id"])
@@ -184,10 +187,17 @@ def test_confirm_demote_refuse_resolve_and_restore_good(
     # The fresh review is offered as the one eligible choice.
     page.reload()
     choice = page.get_by_role("radio", name=re.compile(capped["review_id"][:12]))
+    assert "fix validated for marin-community/MarinSkyRL#9001" in (
+        page.locator("label", has_text=capped["review_id"][:12]).inner_text()
+    )
     assert choice.count() == 1
     choice.check()
     page.get_by_role("button", name="Resolve verifier defect").click()
-    page.get_by_text("Verifier defect resolved.").wait_for()
+    # Resolution never restores Good by itself: the message says what does.
+    page.get_by_text(
+        "Verifier defect resolved. Good returns only with a new rating publication: publish the "
+        "resolution's review again to restore Good."
+    ).wait_for()
     issue.refresh_from_db()
     assert (issue.status, issue.resolution_review_id) == ("resolved", capped["review_id"])
     assert page.get_by_role("button", name="Save", exact=True).count() == 0
