@@ -12,14 +12,17 @@ import signal
 import subprocess
 import sys
 import time
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
 from atlas.services.sync import sync_catalog
 from tests.curation.conftest import ISSUE_URL, task_folder_of
 from tests.curation.test_refusals import assert_nothing_left, publish
-from tests.production.helpers import load
+from tests.production.conftest import SOURCE_ID
+from tests.production.helpers import load, make_review
 
 pytestmark = pytest.mark.slow
 
@@ -39,9 +42,9 @@ def wait_for(condition, *, what: str) -> None:
         time.sleep(0.05)
 
 
-def command_lines(stderr: str) -> list[str]:
-    """What the command said besides its progress lines."""
-    return [line for line in stderr.splitlines() if line and not line.startswith("reproduce_")]
+def command_lines(stderr: str, command: str = "reproduce_defect") -> list[str]:
+    """What the command said besides its progress lines (``<command>: …``)."""
+    return [line for line in stderr.splitlines() if line and not line.startswith(f"{command}: ")]
 
 
 def reproduce_args(run: Path, output: Path, *extra: str) -> list[str]:
@@ -101,14 +104,33 @@ def test_ctrl_c_stops_reproduce_defect_with_one_line_and_leaves_nothing(
     assert load(output / "reproduction.json")["reproduced"] is True
 
 
-def on_small_disk(folder: Path, *, size: str, script: str) -> list[str] | None:
-    """``script`` run by ``sh`` in a private mount namespace with a tmpfs of ``size`` on
-    ``folder``; None where the machine does not allow one."""
+def on_small_disk(disk: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
+    """``command`` run in a private mount namespace with a 48 KiB tmpfs on ``disk``, followed by
+    a listing of what the disk holds after it (its stdout); skipped where the machine does not
+    allow such a mount."""
     unshare = shutil.which("unshare")
-    mount = f"mount -t tmpfs -o size={size} tmpfs {shlex.quote(str(folder))}"
+    mount = f"mount -t tmpfs -o size=48k tmpfs {shlex.quote(str(disk))}"
     if unshare is None or subprocess.run([unshare, "-m", "sh", "-c", mount]).returncode != 0:
-        return None
-    return [unshare, "-m", "sh", "-c", f"{mount} && {script}"]
+        pytest.skip("this machine does not allow a private tmpfs mount (unshare -m)")
+    script = (
+        f"{mount} && {shlex.join(command)}; status=$?; ls -A {shlex.quote(str(disk))}; exit $status"
+    )
+    return subprocess.run(
+        [unshare, "-m", "sh", "-c", script], cwd=ROOT, capture_output=True, text=True
+    )
+
+
+def assert_stopped_by_the_full_disk(
+    finished: subprocess.CompletedProcess[str], *, command: str, output: Path
+) -> None:
+    """One line, no traceback, exit 1, and the disk empty again."""
+    assert "Traceback" not in finished.stderr
+    lines = command_lines(finished.stderr, command)
+    assert len(lines) == 1, finished.stderr
+    assert lines[0].startswith(f"CommandError: {command} stopped: No space left on device")
+    assert lines[0].endswith(f"; nothing was kept in {output}")
+    assert finished.returncode == 1
+    assert finished.stdout.strip() == ""
 
 
 def test_a_full_disk_stops_reproduce_defect_with_one_line_and_leaves_nothing(
@@ -117,22 +139,8 @@ def test_a_full_disk_stops_reproduce_defect_with_one_line_and_leaves_nothing(
     disk = tmp_path / "disk"
     disk.mkdir()
     output = disk / "reproduction"
-    command = shlex.join(manage(*reproduce_args(buggy_run, output)))
-    # Inside the namespace: the command, then what the small disk holds after it.
-    argv = on_small_disk(
-        disk, size="48k", script=f"{command}; status=$?; ls -A {shlex.quote(str(disk))}; "
-        "exit $status"
-    )  # fmt: skip
-    if argv is None:
-        pytest.skip("this machine does not allow a private tmpfs mount (unshare -m)")
-    finished = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    assert "Traceback" not in finished.stderr
-    lines = command_lines(finished.stderr)
-    assert len(lines) == 1, finished.stderr
-    assert lines[0].startswith("CommandError: reproduce_defect stopped: No space left on device")
-    assert lines[0].endswith(f"; nothing was kept in {output}")
-    assert finished.returncode == 1
-    assert finished.stdout.strip() == ""  # the disk is empty again
+    finished = on_small_disk(disk, manage(*reproduce_args(buggy_run, output)))
+    assert_stopped_by_the_full_disk(finished, command="reproduce_defect", output=output)
 
 
 @pytest.mark.django_db(transaction=True)
@@ -144,26 +152,47 @@ def test_a_full_disk_stops_fetch_review_with_one_line_and_leaves_nothing(
     disk = tmp_path / "disk"
     disk.mkdir()
     output = disk / "copy"
-    command = shlex.join(
-        manage("fetch_review", "--atlas", live_server.url, "--review-id", review_id,
-               "--output", str(output))
+    command = manage(
+        "fetch_review", "--atlas", live_server.url, "--review-id", review_id,
+        "--output", str(output),
     )  # fmt: skip
-    argv = on_small_disk(
-        disk, size="48k", script=f"{command}; status=$?; ls -A {shlex.quote(str(disk))}; "
-        "exit $status"
-    )  # fmt: skip
-    if argv is None:
-        pytest.skip("this machine does not allow a private tmpfs mount (unshare -m)")
-    finished = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True)
-    assert "Traceback" not in finished.stderr
-    assert finished.stderr.strip().startswith(
-        "CommandError: fetch_review stopped: No space left on device"
-    ), finished.stderr
-    assert finished.stderr.strip().endswith(f"; nothing was kept in {output}")
-    assert len(finished.stderr.strip().splitlines()) == 1
-    assert finished.returncode == 1
-    assert finished.stdout.strip() == ""  # the disk is empty again
+    assert_stopped_by_the_full_disk(
+        on_small_disk(disk, command), command="fetch_review", output=output
+    )
     # With room, the same command copies it.
-    fetched = subprocess.run(shlex.split(command), cwd=ROOT, capture_output=True, text=True)
+    fetched = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     assert fetched.returncode == 0, fetched.stderr
     assert load(output / "atlas-review.json")["review_id"] == review_id
+
+
+@pytest.mark.django_db
+def test_a_full_disk_stops_validate_fix_with_one_line_and_leaves_nothing(
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    publish(buggy_run)
+    reproduction = tmp_path / "reproduction"
+    subprocess.run(manage(*reproduce_args(buggy_run, reproduction)), cwd=ROOT, check=True,
+                   capture_output=True)  # fmt: skip
+    publish(reproduction)
+    call_command(
+        "confirm_verifier_issue", "--atlas-id", SOURCE_ID, "--issue-url", ISSUE_URL,
+        "--review-run-dir", str(reproduction), stdout=StringIO(), stderr=StringIO(),
+    )  # fmt: skip
+    row = tmp_path / "row.json"
+    row.write_text(json.dumps(client.get(f"/api/sources/{SOURCE_ID}/").json()), encoding="utf-8")
+    defect_checkout.at(defect_checkout.fixed)
+    fixed = tmp_path / "review-fixed"
+    make_review(
+        "--config", str(separator_config), "--n", "2", "--seed", "7", "--output", str(fixed)
+    )  # fmt: skip
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    output = disk / "resolution"
+    command = manage(
+        "validate_fix", "--confirming", str(reproduction), "--review", str(fixed),
+        "--atlas-row", str(row), "--skip-control", "saved_wrong", "--output", str(output),
+    )  # fmt: skip
+    assert_stopped_by_the_full_disk(
+        on_small_disk(disk, command), command="validate_fix", output=output
+    )
