@@ -1,4 +1,5 @@
-"""Cold start: `make run` on an installed environment to the first 200 on `/` (goal ≤ 5 s).
+"""Cold start: `make run` on an installed environment to the first 200 on `/` (goal ≤ 3 s on an
+idle machine, ≤ 5 s at load 5).
 
     python benchmarks/cold_start.py [--repeat 3]
 
@@ -6,7 +7,8 @@ Each attempt gives `make run` a fresh, empty ``var/`` (a temporary directory hol
 database, the sync lock, the scratch space and the catalog artifact), so it migrates a new
 database, exports and syncs the packaged catalog and starts the server, as on a developer's first
 `make run` after `make install`. The environment is installed once before timing. Needs no
-PostgreSQL. The median goes to the ``make bench`` table.
+PostgreSQL. The median goes to the ``make bench`` table, judged by the machine's load during the
+attempts (the highest one-minute load average seen): under 1 is idle.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ sys.path.insert(0, str(ROOT))
 from benchmarks import servers  # noqa: E402
 from benchmarks.report import emit_limit  # noqa: E402
 
-GOAL_SECONDS = 5
+IDLE_LOAD = 1.0
+GOAL_IDLE_SECONDS = 3
+GOAL_LOADED_SECONDS = 5
 
 
 def fresh_env(*, var: Path) -> dict[str, str]:
@@ -70,15 +74,20 @@ def main() -> None:
     subprocess.run(["make", "--no-print-directory", "-C", str(ROOT), "install"], check=True)
     with tempfile.TemporaryDirectory(prefix="atlas-cold-log-") as logs:
         log = Path(logs) / "make-run.log"
-        attempt(log=log)  # warm the OS file cache and the bytecode, as a second `make run` has
-        samples = [attempt(log=log) for _ in range(args.repeat)]
-    print("cold start seconds:", ", ".join(f"{s:.2f}" for s in samples), flush=True)
+        attempt(log=log)  # warm the OS file cache, as a second `make run` has
+        loads, samples = [os.getloadavg()[0]], []
+        for _ in range(args.repeat):
+            samples.append(attempt(log=log))
+            loads.append(os.getloadavg()[0])
+    load = max(loads)
+    print("cold start seconds:", ", ".join(f"{s:.2f}" for s in samples), f"load {load:.1f}")
     emit_limit(
         benchmark="cold_start",
-        figure=f"make run, fresh var/ (SQLite), to first 200 on /, median of {args.repeat}",
+        figure=f"make run, fresh var/ (SQLite), to first 200 on /, median of {args.repeat}, "
+        f"at load {load:.1f} ({min(samples):.2f}–{max(samples):.2f} s)",
         value=statistics.median(samples),
         unit="s",
-        at_most=GOAL_SECONDS,
+        at_most=GOAL_IDLE_SECONDS if load < IDLE_LOAD else GOAL_LOADED_SECONDS,
     )
 
 
