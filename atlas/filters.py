@@ -307,12 +307,15 @@ class SourceFilterSet(django_filters.FilterSet):
         data, queryset, request, prefix = self._given
         return SourceFilterSet(data, queryset, request=request, prefix=prefix)
 
-    def refused_values(self) -> dict[str, list[str]]:
+    def refused_values(
+        self, *, vocabulary: CatalogVocabulary | None = None
+    ) -> dict[str, list[str]]:
         """A valid ``checked_by_rows`` query whose rows came back empty: the refusals of its
-        origin and family against the vocabulary (none when they were checked already)."""
+        origin and family against the vocabulary (``vocabulary``, else the current one; none when
+        they were checked already)."""
         if not self.checked_by_rows:
             return {}
-        self._take_values(self.vocabulary)
+        self._take_values(vocabulary or self.vocabulary)
         refused = {}
         for name in VOCABULARY_FILTERS:
             try:
@@ -388,6 +391,15 @@ class SourceFilterSet(django_filters.FilterSet):
     def choices(self) -> dict[str, str]:
         """The valid, non-default values (cleaned)."""
         return {key: value for key, value in self.form.cleaned_data.items() if value}
+
+    def counted_view(self, *leaving_out: str) -> dict[str, str]:
+        """The values that decide which rows the view has, but ``leaving_out``'s: what a count
+        of the view depends on (the sort orders rows, it never changes them)."""
+        return {
+            key: value
+            for key, value in self.form.cleaned_data.items()
+            if value and key != "sort" and key not in leaving_out
+        }
 
     @property
     def sort_key(self) -> str:

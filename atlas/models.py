@@ -172,6 +172,20 @@ class RefreshRun(models.Model):
         return f"{self.started_at:%Y-%m-%d %H:%M} {self.trigger} {self.outcome}"
 
 
+class DisplayVersion(models.Model):
+    """The version of what the catalog shows: one row, bumped in the transaction of every write
+    of display columns (a sync, ``atlas.services.display``). Reads that depend on those columns
+    alone, such as the counts of a view, are kept per version (``atlas.selectors.kept``)."""
+
+    version = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "catalog_display_version"
+
+    def __str__(self) -> str:
+        return f"display version {self.version}"
+
+
 class SourceChange(models.Model):
     """One entry of the catalog history of one source. A sync's entries belong to its run:
     added, retired, returned, or which payload fields changed from what to what (``fields``:

@@ -4,7 +4,7 @@ script that counts pages up stops there."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,8 +81,15 @@ class CatalogPagination(BasePagination):
     """``{count, next, previous, results}`` with ``page`` and ``page_size``."""
 
     def paginate_queryset(
-        self, queryset: QuerySet | Sequence[Any], request, view=None
+        self,
+        queryset: QuerySet | Sequence[Any],
+        request,
+        view=None,
+        *,
+        count: Callable[[], int] | None = None,
     ) -> list[Any]:
+        """The page's rows. ``count``: how the list counts its rows when a page cannot tell
+        (``queryset.count()`` unless given)."""
         number, size = strict_paging(request.query_params)
         start = (number - 1) * size
         # An offset past a 64-bit integer has no rows (and the database refuses it).
@@ -94,7 +101,7 @@ class CatalogPagination(BasePagination):
         elif len(rows) < size and (rows or number == 1):
             self.count = start + len(rows)
         else:
-            self.count = queryset.count()
+            self.count = count() if count is not None else queryset.count()
         self.window = page_window(matching=self.count, number=number, size=size)
         if number > self.window.pages:
             # An empty list still has its page 1 (count 0, no results).

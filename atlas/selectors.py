@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from django.core.cache import cache
 from django.db.models import Count, Q, QuerySet, Subquery, Sum
 
-from atlas.models import Refresh, RefreshRun, Source
+from atlas.models import DisplayVersion, Refresh, RefreshRun, Source
 
 EXCLUDED = "Excluded"
-VOCABULARY_CACHE_SECONDS = 3600
+# How long a kept read may serve its version at most: the version changes with every write of
+# display columns; the limit only bounds a write that went around the services (raw SQL).
+KEPT_SECONDS = 3600
+T = TypeVar("T")
 
 
 def refresh_state() -> dict[str, Any]:
@@ -53,6 +58,36 @@ class CatalogVocabulary:
         return self.active_total - self.excluded_total
 
 
+@dataclass(frozen=True)
+class CatalogVersions:
+    """What the catalog holds and shows, named, for reads kept per version (``kept``). ``run``:
+    the inventory's version, the newest sync run by its id and start (against reused ids);
+    ``shown``: that and the display version, which every write of display columns bumps. Both
+    None before any run: nothing to keep reads by."""
+
+    run: str | None
+    shown: str | None
+
+
+def _versions(run_id: int | None, started_at: dt.datetime | None, display: int | None):
+    if run_id is None or started_at is None:
+        return CatalogVersions(run=None, shown=None)
+    run = f"{run_id}:{started_at.isoformat()}"
+    return CatalogVersions(run=run, shown=None if display is None else f"{run}:{display}")
+
+
+def catalog_versions() -> CatalogVersions:
+    """The versions alone, for a read that shows no banner: one indexed lookup."""
+    display = DisplayVersion.objects.order_by("pk").values("version")[:1]
+    latest = (
+        RefreshRun.objects.annotate(display_version=Subquery(display))
+        .order_by("-started_at", "-id")
+        .values_list("id", "started_at", "display_version")
+        .first()
+    )
+    return _versions(*(latest or (None, None, None)))
+
+
 def catalog_vocabulary() -> CatalogVocabulary:
     origins = tuple(
         OriginCount(origin=row["origin"], total=row["total"], excluded=row["excluded"])
@@ -68,23 +103,19 @@ def catalog_vocabulary() -> CatalogVocabulary:
 
 
 def current_vocabulary() -> CatalogVocabulary:
-    """The vocabulary, cached per sync.
+    """The vocabulary of the newest run (see ``vocabulary_at``), read with it."""
+    return vocabulary_at(run=catalog_versions().run)
+
+
+def vocabulary_at(*, run: str | None) -> CatalogVocabulary:
+    """The vocabulary, kept per sync.
 
     Origins, families, status and activity change only through a sync, and every sync that
-    writes rows records its run in the same transaction; so the newest run (by id, with its start
-    time against reused ids) names the inventory version, and one indexed lookup replaces two
+    writes rows records its run in the same transaction; so the newest run (``run``: its
+    ``CatalogVersions.run``) names the inventory version, and one indexed lookup replaces two
     aggregates over every active source.
     """
-    latest = RefreshRun.objects.order_by("-id").values_list("id", "started_at").first()
-    if latest is None:  # no run recorded yet: nothing to key a cache on
-        return catalog_vocabulary()
-    run_id, started_at = latest
-    key = f"atlas:vocabulary:{run_id}:{started_at.isoformat()}"
-    vocabulary = cache.get(key)
-    if vocabulary is None:
-        vocabulary = catalog_vocabulary()
-        cache.set(key, vocabulary, VOCABULARY_CACHE_SECONDS)
-    return vocabulary
+    return kept(version=run, name="vocabulary", view={}, read=catalog_vocabulary)
 
 
 @dataclass(frozen=True)
@@ -118,28 +149,58 @@ class SyncStatus:
     has_refreshes: bool
     earliest_checked_at: dt.datetime | None
     last_run: RefreshRun | None
+    display_version: int | None = None
 
     @property
     def last_run_failed(self) -> bool:
         return self.last_run is not None and self.last_run.outcome == RefreshRun.Outcome.FAILED
 
+    @property
+    def versions(self) -> CatalogVersions:
+        run = self.last_run
+        if run is None:
+            return _versions(None, None, None)
+        return _versions(run.id, run.started_at, self.display_version)
+
 
 def sync_status() -> SyncStatus:
-    """The last run and the earliest check of any origin, in one query while a run is recorded
-    (the earliest check as a subquery of it; ``checked_at`` is never null, so a check exists
-    exactly when there are refreshes)."""
+    """The last run, the earliest check of any origin and the display version, in one query while
+    a run is recorded (the others as subqueries of it; ``checked_at`` is never null, so a check
+    exists exactly when there are refreshes)."""
     earliest = Refresh.objects.order_by("checked_at").values("checked_at")[:1]
+    version = DisplayVersion.objects.order_by("pk").values("version")[:1]
     last_run = (
-        RefreshRun.objects.annotate(refreshes_checked_at=Subquery(earliest))
+        RefreshRun.objects.annotate(
+            refreshes_checked_at=Subquery(earliest), display_version=Subquery(version)
+        )
         .order_by("-started_at", "-id")
         .first()
     )
-    if last_run is not None:
-        earliest_checked_at = last_run.refreshes_checked_at
-    else:
-        earliest_checked_at = earliest.values_list("checked_at", flat=True).first()
+    if last_run is None:
+        checked_at = earliest.values_list("checked_at", flat=True).first()
+        return SyncStatus(
+            has_refreshes=checked_at is not None, earliest_checked_at=checked_at, last_run=None
+        )
     return SyncStatus(
-        has_refreshes=earliest_checked_at is not None,
-        earliest_checked_at=earliest_checked_at,
+        has_refreshes=last_run.refreshes_checked_at is not None,
+        earliest_checked_at=last_run.refreshes_checked_at,
         last_run=last_run,
+        display_version=last_run.display_version,
     )
+
+
+def kept(*, version: str | None, name: str, view: Mapping[str, Any], read: Callable[[], T]) -> T:
+    """``read()``, kept per catalog version and view: counts change only when what the catalog
+    shows does (a sync, a publication, a defect, a curated edit, each bumping the version), so
+    a view asked again is answered without reading the catalog again. ``view``: what the read
+    depends on besides the version (its filters); without a version, read every time."""
+    if version is None:
+        return read()
+    words = "&".join(f"{key}={view[key]}" for key in sorted(view) if view[key])
+    digest = hashlib.blake2b(words.encode(), digest_size=16).hexdigest()
+    key = f"atlas:{name}:{version}:{digest}"
+    value = cache.get(key)
+    if value is None:
+        value = read()
+        cache.set(key, value, KEPT_SECONDS)
+    return value

@@ -3,6 +3,7 @@ search and ordering, as JSON or as the CSV twin."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, cast
 
 from django.http import StreamingHttpResponse
@@ -46,7 +47,7 @@ from atlas.rules.vocabularies import (
     SourceType,
     Turns,
 )
-from atlas.selectors import source_detail
+from atlas.selectors import CatalogVersions, catalog_versions, kept, source_detail, vocabulary_at
 from atlas.web.source_links import RowLinks
 
 LIST_PARAMETERS = (*SourceFilterSet.base_filters, "page", "page_size", "format")
@@ -82,18 +83,39 @@ class SourceListView(StrictQueryMixin, ListAPIView):
         self.filterset = filterset
         return filterset
 
+    @functools.cached_property
+    def versions(self) -> CatalogVersions:
+        """The catalog's versions, read once per request and only when needed (a full page's
+        count, an empty page's vocabulary)."""
+        return catalog_versions()
+
     def refuse_unchecked_values(self) -> None:
         """An empty page may name an origin or family no source has: checked now."""
-        refused = self.filterset.refused_values()
+        if not self.filterset.checked_by_rows:
+            return  # checked with the query already, or named none
+        vocabulary = vocabulary_at(run=self.versions.run)
+        refused = self.filterset.refused_values(vocabulary=vocabulary)
         if refused:
             raise ValidationError(refused)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         # A page with rows proves its origin and family exist: no vocabulary read for them.
         rows = self.validated_filterset(checked_by_rows=True).qs
+        # The count is kept per version of the catalog and view (the unfiltered list counts
+        # every active source).
+        filterset = self.filterset
+
+        def count() -> int:
+            return kept(
+                version=self.versions.shown,
+                name="api-count",
+                view=filterset.counted_view(),
+                read=rows.count,
+            )
+
         try:
             page = cast(CatalogPagination, self.paginator).paginate_queryset(
-                rows, request, view=self
+                rows, request, view=self, count=count
             )
         except NotFound:
             self.refuse_unchecked_values()

@@ -6,13 +6,13 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import connection
-from django.db.models import QuerySet, TextField
+from django.db.models import F, QuerySet, TextField
 from django.db.models.functions import Cast
 
 from atlas.contributions import gather_display_contexts
 from atlas.db import bulk_writes
 from atlas.jsonio import json_values
-from atlas.models import Source
+from atlas.models import DisplayVersion, Source
 from atlas.rules.display_state import (
     CURATED_FIELDS,
     EMPTY_CONTEXT,
@@ -89,10 +89,11 @@ def refresh_display_state(*, source_ids: Iterable[str] | None = None, retire: bo
 def store_display_states(*, states: dict[str, dict[str, Any]]) -> None:
     """Write computed display columns (and whatever else ``states`` carries, the same for every
     row): one set-based UPDATE on PostgreSQL (COPY + UPDATE … FROM), the ORM's bulk update
-    elsewhere."""
+    elsewhere; and bump the display version."""
     if not states:
         return
     columns = list(next(iter(states.values())))
+    bump_display_version()
     if connection.vendor == "postgresql":
         bulk_writes.update(
             model=Source,
@@ -106,6 +107,14 @@ def store_display_states(*, states: dict[str, dict[str, Any]]) -> None:
         columns,
         batch_size=BATCH_SIZE,
     )
+
+
+def bump_display_version() -> None:
+    """What the catalog shows changes in this transaction: once it commits, nothing kept for the
+    previous version is read again. Bumped in the transaction (not after it), so no reader sees
+    the new version with the old rows; concurrent writers take turns on the row's lock."""
+    if not DisplayVersion.objects.filter(pk=1).update(version=F("version") + 1):
+        DisplayVersion.objects.get_or_create(pk=1, defaults={"version": 1})
 
 
 def _chunks_of_all(queryset: QuerySet[Source, dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:

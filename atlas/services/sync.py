@@ -28,7 +28,7 @@ from atlas.jsonio import json_values
 from atlas.models import Refresh, RefreshRun, Source
 from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
 from atlas.services.changes import ChangeRecorder
-from atlas.services.display import display_states, refresh_display_state
+from atlas.services.display import bump_display_version, display_states, refresh_display_state
 
 logger = logging.getLogger(__name__)
 BATCH_SIZE = 1000
@@ -211,6 +211,8 @@ def _reconcile(
         rows_written += refresh_display_state(source_ids=sorted(touched_ids))
 
     any_changed = any(item["changed"] for item in results) or bool(retired_origins)
+    if rows_written:
+        bump_display_version()  # the rows this sync wrote carry their display columns
     run = RefreshRun.objects.create(
         started_at=started_at,
         finished_at=timezone.now(),

@@ -18,7 +18,14 @@ from atlas.export.filename import export_filename
 from atlas.filters import SourceFilterSet, lenient_filterset
 from atlas.permissions import REFRESH_REFUSED, is_curator
 from atlas.rules import labels
-from atlas.selectors import current_vocabulary, refresh_state, source_detail, sync_status
+from atlas.selectors import (
+    catalog_versions,
+    kept,
+    refresh_state,
+    source_detail,
+    sync_status,
+    vocabulary_at,
+)
 from atlas.services.refresh import queue_refresh
 from atlas.web import croissant
 from atlas.web.catalog_view import catalog_context
@@ -67,7 +74,8 @@ def healthz(request: HttpRequest) -> JsonResponse:
 def catalog_page(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         return _refresh_without_script(request)
-    vocabulary, status = current_vocabulary(), sync_status()
+    status = sync_status()
+    vocabulary = vocabulary_at(run=status.versions.run)
     context = catalog_context(
         query=request.GET, vocabulary=vocabulary, curator=is_curator(request.user), status=status
     )
@@ -97,9 +105,17 @@ def catalog_facets(request: HttpRequest) -> JsonResponse:
     """The count of sources each filter option of the page's view would give, read as leniently
     as the page reads the query. Asked by the page's script after the view, so the page itself
     does not wait for a count over the whole catalog."""
-    filterset = lenient_filterset(data=request.GET, vocabulary=current_vocabulary())
+    versions = catalog_versions()
+    filterset = lenient_filterset(data=request.GET, vocabulary=vocabulary_at(run=versions.run))
     filterset.is_valid()
-    return JsonResponse({"counts": facet_counts(filterset=filterset).counts})
+    # Kept per version of the catalog and view: the count reads every row of the view.
+    counts = kept(
+        version=versions.shown,
+        name="facets",
+        view=filterset.counted_view(),
+        read=lambda: facet_counts(filterset=filterset).counts,
+    )
+    return JsonResponse({"counts": counts})
 
 
 @require_GET

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from atlas.models import Source
 from atlas.rules import timestamps
+from atlas.services.display import bump_display_version
 from atlas.services.sync import sync_catalog
 from tests.conftest import make_row
 
@@ -22,8 +23,10 @@ def seed(write_catalog, rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def set_state(source_id: str, **columns: Any) -> None:
-    """Set display-state columns directly: the read path trusts the stored cache."""
+    """Set display-state columns directly: the read path trusts the stored cache. Like every
+    write of display columns, it bumps the display version (reads kept per version follow)."""
     assert Source.objects.filter(pk=source_id).update(**columns) == 1
+    bump_display_version()
 
 
 def make_curator(username: str = "curator", *, staff: bool = True, permitted: bool = True) -> User:

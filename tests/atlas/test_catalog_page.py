@@ -424,11 +424,15 @@ def test_page_query_count_is_constant_in_page_size(
     for n in range(0, 600, 50):
         make_open_issue(f"MarinSkyRL:s{n:03}", f"https://example.com/{n}")
     client.get("/")  # caches the vocabulary of this inventory version
-    # the vocabulary's key (the newest run), the last run with the earliest check, the view's
-    # counts, the rows (the filter options' counts are asked for apart: /facets.json)
-    with django_assert_num_queries(4):
+    # the last run with the earliest check and the catalog's version, the view's counts, the
+    # rows (the filter options' counts are asked for apart: /facets.json)
+    with django_assert_num_queries(3):
         response = client.get(f"/?page_size={page_size}&show_bad=1")
     assert response.content.decode().count("data-source-id=") == page_size
+    # the same view again, another page: its counts are kept for this version of the catalog
+    with django_assert_num_queries(2):
+        response = client.get(f"/?page_size={page_size}&show_bad=1&page=2")
+    assert response.content.decode().count("data-source-id=") == min(page_size, 600 - page_size)
 
 
 def test_signed_in_staff_see_links_to_the_admin_and_the_work_queue(client, catalog):
