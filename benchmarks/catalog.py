@@ -198,6 +198,13 @@ def report_csv(*, size: int, csv: dict[str, float]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
+    parser.add_argument(
+        "--facet-sizes",
+        type=int,
+        nargs="*",
+        default=[10_000],
+        help="smaller catalogs measured for the facets alone (they must stay flat to --sizes)",
+    )
     parser.add_argument("--repeat", type=int, default=15, help="interleaved rounds per address")
     parser.add_argument("--only", choices=["pages", "csv"], help="run one part of the benchmark")
     args = parser.parse_args()
@@ -209,22 +216,28 @@ def main() -> None:
     url = urlsplit(os.environ["DATABASE_URL"])
     bench_url = urlunsplit((url.scheme, url.netloc, f"/{database['NAME']}", url.query, ""))
     dsn = urlunsplit(("postgresql", url.netloc, f"/{database['NAME']}", url.query, ""))
+    facets: dict[int, dict] = {}
     try:
-        for size in args.sizes:
+        facet_sizes = [] if args.only == "csv" else args.facet_sizes
+        for size in [*facet_sizes, *args.sizes]:
             started = time.perf_counter()
             populate(size)
             print(f"\n== {size:,} sources (inserted in {time.perf_counter() - started:.1f} s)")
-            if args.only != "csv":
-                with tempfile.TemporaryDirectory(prefix="atlas-bench-catalog-") as scratch:
-                    list_endpoints.run(
-                        size=size,
-                        rounds=args.repeat,
-                        scratch=Path(scratch),
-                        dsn=dsn,
-                        database_url=bench_url,
-                    )
+            with tempfile.TemporaryDirectory(prefix="atlas-bench-catalog-") as scratch:
+                where = {"size": size, "rounds": args.repeat, "scratch": Path(scratch),
+                         "dsn": dsn, "database_url": bench_url}  # fmt: skip
+                if size in facet_sizes and size not in args.sizes:
+                    facets[size] = list_endpoints.run_facets(**where)
+                    continue
+                if args.only != "csv":
+                    facets[size] = list_endpoints.run(**where)
             if args.only != "pages":
                 report_csv(size=size, csv=time_csv(client=Client(), repeat=CSV_REPEAT))
+        for small in facet_sizes:
+            for large in args.sizes:
+                list_endpoints.report_flat_facets(
+                    small=small, large=large, rounds=args.repeat, medians=facets
+                )
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
