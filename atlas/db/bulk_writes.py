@@ -9,6 +9,7 @@ of their time quoting them (a forced sync that retired 50,000 sources spent minu
 
 from __future__ import annotations
 
+import hashlib
 import operator
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -83,8 +84,12 @@ def _apply_staged(
     (every column but the key set from ``source``) filled in; returns the affected row count and
     the rows a query template selected."""
     table = model._meta.db_table
-    stage = f"{table}_{purpose}_stage"
     columns, _ = _columns(model, names)
+    # One staging table per set of columns: a transaction may stage two different sets (a
+    # curated edit's display columns, then a sync's with the retired flag), and the table made
+    # for the first would lack the second's columns.
+    shape = hashlib.blake2b(",".join(columns).encode(), digest_size=4).hexdigest()
+    stage = f"{table}_{purpose}_{shape}"
     key_column = _columns(model, [key])[0][0]
     column_list = sql.SQL(", ").join(map(sql.Identifier, columns))
     # The staging table lives until commit: under autocommit it would vanish between statements.

@@ -273,6 +273,25 @@ def test_display_recompute_outside_a_transaction(write_catalog):
     assert Source.objects.get(id="MarinSkyRL:0001").display_name != "stale"
 
 
+@pytest.mark.django_db
+def test_one_transaction_stages_two_sets_of_columns(write_catalog):
+    """A curated edit, then a sync that retires, in one transaction: the second staged update
+    carries a column (``active``) the first one's did not."""
+    from django.db import transaction
+
+    from atlas.services.curation import edit_curated_quality
+
+    rows = [make_row(f"MarinSkyRL:{i:04d}") for i in range(3)]
+    sync_catalog(catalog_path=write_catalog(rows), force=False, trigger="command")
+    with transaction.atomic():
+        edit_curated_quality(source_id="MarinSkyRL:0000", quality="good")
+        sync_catalog(catalog_path=write_catalog(rows[:2]), force=False, trigger="command")
+    assert Source.objects.get(id="MarinSkyRL:0000").effective_quality == "good"
+    assert list(Source.objects.filter(active=False).values_list("id", flat=True)) == [
+        "MarinSkyRL:0002"
+    ]
+
+
 @pytest.mark.postgres_only
 @pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
 @pytest.mark.django_db
