@@ -173,11 +173,13 @@ class RefreshRun(models.Model):
 
 
 class DisplayVersion(models.Model):
-    """The version of what the catalog shows: one row, bumped in the transaction of every write
-    of display columns (a sync, ``atlas.services.display``). Reads that depend on those columns
-    alone, such as the counts of a view, are kept per version (``atlas.selectors.kept``)."""
+    """The version of what the catalog shows: one row, given a new random value in the
+    transaction of every write of display columns (a sync, ``atlas.services.display``); null
+    before the first. Reads that depend on those columns alone, such as the counts of a view, are
+    kept per version (``atlas.selectors.kept``). Random rather than counted: a database restored
+    from a backup, or a rolled-back test, must not give an earlier number to a different state."""
 
-    version = models.BigIntegerField(default=0)
+    version = models.BigIntegerField(null=True)
 
     class Meta:
         db_table = "catalog_display_version"

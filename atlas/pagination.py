@@ -86,10 +86,10 @@ class CatalogPagination(BasePagination):
         request,
         view=None,
         *,
-        count: Callable[[], int] | None = None,
+        count: Callable[[list[Any]], int] | None = None,
     ) -> list[Any]:
-        """The page's rows. ``count``: how the list counts its rows when a page cannot tell
-        (``queryset.count()`` unless given)."""
+        """The page's rows. ``count``: how the list counts its rows when a page cannot tell,
+        given the page's rows (``queryset.count()`` unless given)."""
         number, size = strict_paging(request.query_params)
         start = (number - 1) * size
         # An offset past a 64-bit integer has no rows (and the database refuses it).
@@ -101,7 +101,7 @@ class CatalogPagination(BasePagination):
         elif len(rows) < size and (rows or number == 1):
             self.count = start + len(rows)
         else:
-            self.count = count() if count is not None else queryset.count()
+            self.count = count(rows) if count is not None else queryset.count()
         self.window = page_window(matching=self.count, number=number, size=size)
         if number > self.window.pages:
             # An empty list still has its page 1 (count 0, no results).

@@ -61,31 +61,44 @@ class CatalogVocabulary:
 @dataclass(frozen=True)
 class CatalogVersions:
     """What the catalog holds and shows, named, for reads kept per version (``kept``). ``run``:
-    the inventory's version, the newest sync run by its id and start (against reused ids);
-    ``shown``: that and the display version, which every write of display columns bumps. Both
-    None before any run: nothing to keep reads by."""
+    the inventory's version, the newest sync run by its id and start (against reused ids), None
+    before any run; ``shown``: the display version, which every write of display columns
+    changes, None before the first."""
 
     run: str | None
     shown: str | None
 
 
-def _versions(run_id: int | None, started_at: dt.datetime | None, display: int | None):
-    if run_id is None or started_at is None:
-        return CatalogVersions(run=None, shown=None)
-    run = f"{run_id}:{started_at.isoformat()}"
-    return CatalogVersions(run=run, shown=None if display is None else f"{run}:{display}")
+def shown_version(display: int | None) -> str | None:
+    """``CatalogVersions.shown`` of a display version read (null before the first write)."""
+    return None if display is None else str(display)
+
+
+def _versions(
+    run_id: int | None, started_at: dt.datetime | None, display: int | None
+) -> CatalogVersions:
+    run = None if run_id is None or started_at is None else f"{run_id}:{started_at.isoformat()}"
+    return CatalogVersions(run=run, shown=shown_version(display))
+
+
+def display_version() -> Subquery:
+    """The display version as a subquery, for a statement that reads it beside its own rows."""
+    return Subquery(DisplayVersion.objects.order_by("pk").values("version")[:1])
 
 
 def catalog_versions() -> CatalogVersions:
     """The versions alone, for a read that shows no banner: one indexed lookup."""
-    display = DisplayVersion.objects.order_by("pk").values("version")[:1]
     latest = (
-        RefreshRun.objects.annotate(display_version=Subquery(display))
+        RefreshRun.objects.annotate(display_version=display_version())
         .order_by("-started_at", "-id")
         .values_list("id", "started_at", "display_version")
         .first()
     )
-    return _versions(*(latest or (None, None, None)))
+    if latest is None:  # no run yet: the display version may be there all the same
+        return _versions(
+            None, None, DisplayVersion.objects.values_list("version", flat=True).first()
+        )
+    return _versions(*latest)
 
 
 def catalog_vocabulary() -> CatalogVocabulary:
@@ -168,10 +181,9 @@ def sync_status() -> SyncStatus:
     a run is recorded (the others as subqueries of it; ``checked_at`` is never null, so a check
     exists exactly when there are refreshes)."""
     earliest = Refresh.objects.order_by("checked_at").values("checked_at")[:1]
-    version = DisplayVersion.objects.order_by("pk").values("version")[:1]
     last_run = (
         RefreshRun.objects.annotate(
-            refreshes_checked_at=Subquery(earliest), display_version=Subquery(version)
+            refreshes_checked_at=Subquery(earliest), display_version=display_version()
         )
         .order_by("-started_at", "-id")
         .first()

@@ -111,11 +111,15 @@ def list_values(queryset: QuerySet[Source]) -> QuerySet:
     return queryset.annotate(**texts).values_list(*_PLAIN_COLUMNS, *_JSON_TEXTS)
 
 
+_JSON_START = len(_PLAIN_COLUMNS)
+_JSON_END = _JSON_START + len(JSON_COLUMNS)
+
+
 def decoded(row: tuple[Any, ...]) -> dict[str, Any]:
     """A row of list_values() as the ``ROW_COLUMNS`` mapping rows are built from, its JSON
-    parsed."""
+    parsed (what a list annotates after them is left out)."""
     values = dict(zip(_PLAIN_COLUMNS, row, strict=False))  # the JSON texts follow
-    for name, text in zip(JSON_COLUMNS, row[len(_PLAIN_COLUMNS) :], strict=True):
+    for name, text in zip(JSON_COLUMNS, row[_JSON_START:_JSON_END], strict=True):
         values[name] = None if text is None else json_values.loads_stored(text)
     return values
 

@@ -23,7 +23,7 @@ class Migration(migrations.Migration):
                         auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
                     ),
                 ),
-                ("version", models.BigIntegerField(default=0)),
+                ("version", models.BigIntegerField(null=True)),
             ],
             options={
                 "db_table": "catalog_display_version",

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Iterable, Iterator
 from typing import Any
 
 from django.db import connection
-from django.db.models import F, QuerySet, TextField
+from django.db.models import QuerySet, TextField
 from django.db.models.functions import Cast
 
 from atlas.contributions import gather_display_contexts
@@ -111,10 +112,11 @@ def store_display_states(*, states: dict[str, dict[str, Any]]) -> None:
 
 def bump_display_version() -> None:
     """What the catalog shows changes in this transaction: once it commits, nothing kept for the
-    previous version is read again. Bumped in the transaction (not after it), so no reader sees
+    previous version is read again. Written in the transaction (not after it), so no reader sees
     the new version with the old rows; concurrent writers take turns on the row's lock."""
-    if not DisplayVersion.objects.filter(pk=1).update(version=F("version") + 1):
-        DisplayVersion.objects.get_or_create(pk=1, defaults={"version": 1})
+    version = secrets.randbits(62)
+    if not DisplayVersion.objects.filter(pk=1).update(version=version):
+        DisplayVersion.objects.update_or_create(pk=1, defaults={"version": version})
 
 
 def _chunks_of_all(queryset: QuerySet[Source, dict[str, Any]]) -> Iterator[list[dict[str, Any]]]:
