@@ -259,3 +259,15 @@ def test_origin_sort_is_case_insensitive_with_id_ties(write_catalog):
     seed(write_catalog, [make_row("b:1"), make_row("A:2"), make_row("b:0")])
     assert ids({"sort": "origin"}) == ["A:2", "b:0", "b:1"]
     assert ids({"sort": "-origin"}) == ["b:0", "b:1", "A:2"]
+
+
+def test_each_filter_set_filters_with_its_own_copies_of_the_filters(write_catalog):
+    """The filters are copied per filter set (cheaply: ``CopiedCheaply``), each bound to its own
+    filter set, so two views built one after the other keep their own filters."""
+    seed(write_catalog, [make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b", tags=["agentic"])])
+    rlvr, agentic = SourceFilterSet({"type": "RLVR"}), SourceFilterSet({"type": "Agentic"})
+    assert rlvr.filters["type"] is not agentic.filters["type"]
+    assert rlvr.filters["type"].parent is rlvr and agentic.filters["type"].parent is agentic
+    assert rlvr.is_valid() and agentic.is_valid()
+    assert [s.id for s in rlvr.qs] == ["MarinSkyRL:a"]
+    assert [s.id for s in agentic.qs] == ["MarinSkyRL:b"]
