@@ -181,10 +181,10 @@ def sync_status() -> SyncStatus:
     a run is recorded (the others as subqueries of it; ``checked_at`` is never null, so a check
     exists exactly when there are refreshes)."""
     earliest = Refresh.objects.order_by("checked_at").values("checked_at")[:1]
+    # Only what the banner reads: the run's JSON columns are the larger part of decoding it.
     last_run = (
-        RefreshRun.objects.annotate(
-            refreshes_checked_at=Subquery(earliest), display_version=display_version()
-        )
+        RefreshRun.objects.only("id", "started_at", "outcome")
+        .annotate(refreshes_checked_at=Subquery(earliest), display_version=display_version())
         .order_by("-started_at", "-id")
         .first()
     )

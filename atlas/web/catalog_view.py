@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from django.db.models import Count, Q, QuerySet, Sum
 from django.urls import reverse
@@ -37,7 +37,7 @@ from atlas.rules import labels
 from atlas.rules.vocabularies import SourceKind
 from atlas.selectors import CatalogVocabulary, SyncStatus, kept
 from atlas.web.catalog_html import headers_html, options_html, rows_html
-from atlas.web.catalog_rows import CatalogRow, catalog_row, decoded_summary, page_values
+from atlas.web.catalog_rows import PAGE_ROWS, CatalogRow, catalog_row, decoded_summary
 from atlas.web.source_links import RowLinks
 
 COLUMNS = (
@@ -210,9 +210,11 @@ def active_filter_count(*, query: CatalogQuery) -> int:
     return sum(1 for key in FILTER_KEYS if query.get(key))
 
 
-def page_rows(*, matching: QuerySet[Source], window: PageWindow) -> list[CatalogRow]:
+def page_rows(*, filterset: SourceFilterSet, window: PageWindow) -> list[CatalogRow]:
     cell = catalog_cells().get("difficulty")
-    values = page_values(matching)[window.offset : window.offset + window.size]
+    # PAGE_ROWS reads values (mappings), which the filters do not change.
+    matching = cast("QuerySet[Source, dict[str, Any]]", filterset.filter_queryset(PAGE_ROWS.all()))
+    values = matching[window.offset : window.offset + window.size]
     links = RowLinks(request=None)  # the page links its rows by path
     return [catalog_row(decoded_summary(row), cell=cell, links=links) for row in values]
 
@@ -274,7 +276,7 @@ def catalog_context(
     shows_excluded = filterset.shows_excluded
     all_unknown = counts.matching > 0 and counts.known_counts == 0
     cell = catalog_cells().get("difficulty")
-    rows = page_rows(matching=filterset.qs, window=window)
+    rows = page_rows(filterset=filterset, window=window)
     selects = [
         _select(
             "type",
