@@ -6,6 +6,7 @@ out. The write services store its result on the source row so reads filter and s
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +40,9 @@ DISPLAY_COLUMNS = (
     "is_benchmark", "status", "kind", "canonical_source", "display_review_is_example",
     "export_tags",
 )  # fmt: skip
+# A display state's values in DISPLAY_COLUMNS order (a stored row's or a computed one's), to tell
+# whether a recomputed state differs from the stored one.
+display_of = operator.itemgetter(*DISPLAY_COLUMNS)
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,6 @@ one transaction under the catalog-refresh lock."""
 from __future__ import annotations
 
 import logging
-import operator
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from atlas.db.gc_pause import collector_paused
 from atlas.db.locks import catalog_refresh_lock
 from atlas.jsonio import json_values
 from atlas.models import Refresh, RefreshRun, Source
-from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot
+from atlas.rules.display_state import CURATED_FIELDS, DISPLAY_COLUMNS, SourceSnapshot, display_of
 from atlas.services.changes import ChangeRecorder
 from atlas.services.display import bump_display_version, display_states, refresh_display_state
 
@@ -154,7 +153,6 @@ def _reconcile(
     previous = dict(Refresh.objects.values_list("origin", "revision"))
     results = []
     rows_written = 0
-    touched_ids: set[str] = set()
     history = ChangeRecorder()  # the catalog history (atlas.services.changes)
     stored: set[str] | None = None  # the stored ids, read once, when the first origin changed
     # Retired at the end, flag and display state in one write; a source listed under a later
@@ -200,15 +198,13 @@ def _reconcile(
         retiring.update(retired)
         history.retire(source_ids=retired)
         Refresh.objects.filter(origin__in=retired_origins).delete()
+    if retiring:
+        rows_written += _retire(sorted(retiring))
     if force:
         # Rows of the artifact were recomputed above; a forced sync re-applies the display rules
-        # to every other (retired) source too.
-        touched_ids.update(Source.objects.filter(active=False).values_list("id", flat=True))
-    if retiring:
-        rows_written += refresh_display_state(source_ids=sorted(retiring), retire=True)
-    touched_ids -= retiring
-    if touched_ids:
-        rows_written += refresh_display_state(source_ids=sorted(touched_ids))
+        # to every inactive source too (those just retired included), writing the changed ones.
+        inactive = Source.objects.filter(active=False).values_list("id", flat=True)
+        rows_written += refresh_display_state(source_ids=list(inactive), only_changed=True)
 
     any_changed = any(item["changed"] for item in results) or bool(retired_origins)
     if rows_written:
@@ -234,6 +230,14 @@ def _reconcile(
         "run": run.id,
     }
     return result, rows_written, len(stored or ())
+
+
+def _retire(source_ids: list[str]) -> int:
+    """Take sources out of the catalog: their flag, in one set-based statement, and nothing else.
+    Their display state stays as stored: it does not depend on activity, and every writer of what
+    it does depend on recomputes it. (Written with the display state, each retired row was one
+    more COPY row, a join and its display columns: twice a bare UPDATE of the flag.)"""
+    return Source.objects.filter(id__among=source_ids).update(active=False)
 
 
 def _rewrite_origin(
@@ -429,9 +433,6 @@ def _payloads(ids: list[str]) -> dict[str, Any]:
     }
 
 
-_display_of = operator.itemgetter(*DISPLAY_COLUMNS)
-
-
 def _locked(ids: list[str]) -> dict[str, dict[str, Any]]:
     """The stored sources of ``ids``, locked, with their curated and display columns. Row locks
     make curated writers (publication, defects) and this sync wait for each other, so a display
@@ -474,7 +475,7 @@ def _written(
         state = states[row["id"]]
         if not same:
             history.compare(stored=stored, row=row, origin=origin)
-        elif _display_of(stored) == _display_of(state):  # type: ignore[arg-type]
+        elif display_of(stored) == display_of(state):  # type: ignore[arg-type]
             continue
         records.append(_record(parsed, origin, state))
     return records

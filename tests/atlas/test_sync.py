@@ -214,11 +214,34 @@ def test_sync_command_reports_progress_per_origin_on_stderr(write_catalog, capsy
 
 
 def test_retiring_is_one_write_and_spares_a_source_moving_to_a_later_origin(write_catalog):
-    """Missing rows are retired at the end of the sync, flag and display state together; a row
-    missing from its old origin but listed under an origin processed later stays active."""
+    """Missing rows are retired at the end of the sync, by their flag alone; a row missing from its
+    old origin but listed under an origin processed later stays active."""
     sync(write_catalog([make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b")]))
     moved = make_row("MarinSkyRL:a", origin="Zoo")
     result = sync(write_catalog([moved]))
     sources = {s.id: (s.origin, s.active) for s in Source.objects.all()}
     assert sources == {"MarinSkyRL:a": ("Zoo", True), "MarinSkyRL:b": ("MarinSkyRL", False)}
     assert RefreshRun.objects.get(id=result["run"]).rows_written == 2
+
+
+def test_a_retired_source_keeps_its_display_state_until_a_forced_sync_reapplies_it(
+    write_catalog,
+):
+    """Retiring writes the flag alone: the display state does not depend on activity. A forced
+    sync re-applies the display rules to inactive sources and writes only those that differ."""
+    rows = [make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b"), make_row("MarinSkyRL:c")]
+    sync(write_catalog(rows))
+    shown = Source.objects.values("display_name", "search_text", "export_tags")
+    before = {s["display_name"]: s for s in shown}
+    result = sync(write_catalog(rows[:1]))
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 2  # the two flags
+    assert {s["display_name"]: s for s in shown} == before
+    assert set(Source.objects.filter(active=False).values_list("id", flat=True)) == {
+        "MarinSkyRL:b",
+        "MarinSkyRL:c",
+    }
+    # A stored state that no longer follows the rules (as after a change of them) is rewritten.
+    Source.objects.filter(id="MarinSkyRL:c").update(display_name="stale", search_text="stale")
+    result = sync(write_catalog(rows[:1]), force=True)
+    assert RefreshRun.objects.get(id=result["run"]).rows_written == 1
+    assert Source.objects.get(id="MarinSkyRL:c").display_name == rows[2]["display_name"]
