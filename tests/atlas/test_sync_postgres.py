@@ -381,3 +381,32 @@ def test_small_writes_add_up_to_an_analyze(write_catalog):
         cursor.execute("SELECT pg_stat_force_next_flush()")
         cursor.execute("SELECT 1")  # the flush happens once the server waits for this
     assert resync(write_catalog, renumbered(rows, 3, 2000))
+
+
+def statements(sync) -> list[str]:
+    from django.test.utils import CaptureQueriesContext
+
+    with CaptureQueriesContext(connection) as captured:
+        sync()
+    return [query["sql"] for query in captured.captured_queries]
+
+
+@pytest.mark.postgres_only
+@pytest.mark.skipif(not ON_POSTGRES, reason="needs PostgreSQL (set DATABASE_URL)")
+@pytest.mark.django_db(transaction=True)
+def test_retiring_half_analyzes_without_a_vacuum(write_catalog):
+    """A sync that rewrote half the inventory vacuums (a first one does); one that retired half
+    analyzes (which rows are active changed), but leaves its dead rows to autovacuum."""
+    rows = [make_row(f"MarinSkyRL:{i:03d}", task_count=i) for i in range(300)]
+
+    def sync(part):
+        return lambda: sync_catalog(
+            catalog_path=write_catalog(part), force=False, trigger="command"
+        )
+
+    first = statements(sync(rows))
+    assert any(sql.startswith("VACUUM (ANALYZE)") for sql in first)
+    retiring = statements(sync(rows[::2]))
+    assert any(sql.startswith("ANALYZE") for sql in retiring)
+    assert not any("VACUUM" in sql for sql in retiring)
+    assert Source.objects.filter(active=True).count() == 150
