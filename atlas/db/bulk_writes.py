@@ -187,13 +187,19 @@ def unanalyzed_rows(*, model: type[Model], rows: int, writing: int) -> tuple[int
     return (int(changed) + writing, int(base + scale * rows)) if counted else None
 
 
-def vacuum_analyze(*, model: type[Model], vacuum: bool = True) -> None:
+def vacuum_analyze(*, model: type[Model], vacuum: bool = True, fields: Sequence[str] = ()) -> None:
     """After a large write: refresh the planner's statistics (without them the catalog's main query
     was three times slower) and, with ``vacuum`` and outside any transaction, the visibility map
     too, so count queries can be answered from a covering index alone. Inside a transaction only
-    ``ANALYZE`` can run."""
+    ``ANALYZE`` can run. ``fields``: analyze only their columns (a write that changed nothing
+    else; an ANALYZE samples every column of 30,000 rows)."""
     table = sql.Identifier(model._meta.db_table)
     vacuum = vacuum and not connection.in_atomic_block
-    statement = "VACUUM (ANALYZE) {table}" if vacuum else "ANALYZE {table}"
+    statement = sql.SQL("VACUUM (ANALYZE) {table}" if vacuum else "ANALYZE {table}").format(
+        table=table
+    )
+    if fields:
+        columns, _ = _columns(model, fields)
+        statement += sql.SQL(" ({})").format(sql.SQL(", ").join(map(sql.Identifier, columns)))
     with connection.cursor() as cursor:
-        cursor.execute(sql.SQL(statement).format(table=table))
+        cursor.execute(statement)
