@@ -57,6 +57,7 @@ urlpatterns = [
     path("api/", include("reviews.api.urls")),
     path("api/", include("difficulty.api_urls")),
     path("", include("reviews.pages.urls")),
+    path("", include("difficulty.page_urls")),
 ]
 
 handler404 = "atlas.web.errors.not_found"

@@ -27,7 +27,7 @@ from difficulty.reports import (
     run_identity_path,
     task_sort_key,
 )
-from difficulty.selectors import standing_of, summarise
+from difficulty.selectors import StoredReport, standing_of, summarise
 from difficulty.wilson import percent_range
 from reviews.links import artifact_api_url, artifact_page_url
 from reviews.page_sections import PageSection
@@ -232,8 +232,8 @@ def _report_section(
         "ordering_warning": summary["ordering_warning"],
         "explanation": EXPLANATION,
         "runs": [
-            _run(report=report, model=model, summary=summary, evidence=evidence)
-            for model in _role_ordered(models_of(report))
+            _run(model=model, summary=summary, url=run_url(review_id=evidence.review_id, number=n))
+            for n, model in enumerate(_role_ordered(models_of(report)), start=1)
         ],
         "followups": [
             _followup(item=item, report=report, summary=summary, evidence=evidence)
@@ -255,9 +255,14 @@ def _interval(bounds: Any) -> str:
     return percent_range(bounds) or "Not recorded"
 
 
-def _run(
-    *, report: dict[str, Any], model: dict[str, Any], summary: dict[str, Any], evidence: _Evidence
-) -> dict[str, Any]:
+def run_url(*, review_id: str, number: int) -> str:
+    """Where a run's settings and attempts load from when it opens (its page without scripts);
+    ``number`` counts the runs in the section's order from 1."""
+    return reverse("review-difficulty-run", kwargs={"review_id": review_id, "number": number})
+
+
+def _run(*, model: dict[str, Any], summary: dict[str, Any], url: str) -> dict[str, Any]:
+    """What a run shows before it opens: its title, bar and counts; the rest loads from ``url``."""
     status = summary["status"]
     single = {
         **summary,
@@ -269,9 +274,6 @@ def _run(
     }
     bar = bars_for(summary=single, mode=FULL)
     size = str(model.get("size"))
-    role = get_registry().current.role(size)
-    identity = run_identity_path(report=report, size=size)
-    outcomes = sorted(outcomes_of(model), key=lambda item: task_sort_key(item.get("task_id")))
     return {
         "size": size,
         "title": f"{RUN_PREFIXES.get(status, '')}{bar[0].label if bar else size} · "
@@ -282,12 +284,38 @@ def _run(
             f"results · {model.get('unverified')} unverified · 95% interval "
             f"{_interval(model.get('wilson_95'))}"
         ),
+        "url": url,
+    }
+
+
+def run_details(*, stored: StoredReport, number: int) -> dict[str, Any] | None:
+    """The ``number``-th run of a stored report with its settings and attempts (what opening it
+    loads), or None when there is no such run. No queries."""
+    review_id = stored.review.id
+    standing = standing_of(source=stored.review.source, review_id=review_id)
+    try:
+        report, summary = summarise(text=stored.text, path=REPORT_PATH, standing=standing)
+    except NotAReportError:
+        return None
+    models = _role_ordered(models_of(report))
+    if not 1 <= number <= len(models):
+        return None
+    model = models[number - 1]
+    evidence = _Evidence(review_id=review_id, paths=stored.paths)
+    size = str(model.get("size"))
+    role = get_registry().current.role(size)
+    identity = run_identity_path(report=report, size=size)
+    outcomes = sorted(outcomes_of(model), key=lambda item: task_sort_key(item.get("task_id")))
+    return {
+        **_run(model=model, summary=summary, url=run_url(review_id=review_id, number=number)),
+        "review_id": review_id,
         "run_identity": evidence.viewer(identity),
         "settings": _settings(
             model=model,
             reasoning=role.reasoning_setting if role and role.model == model.get("model") else None,
         ),
         "attempts": [_attempt(outcome=item, evidence=evidence) for item in outcomes],
+        "report_link": evidence.viewer(REPORT_PATH),
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from atlas.models import Source
@@ -11,7 +12,7 @@ from difficulty.classification import apply_source_context, classify_report
 from difficulty.eligibility import Standing, is_eligible
 from difficulty.reports import REPORT_PATH, NotAReportError, parse_report
 from difficulty.summary import build_summary
-from reviews.models import ReviewArtifact
+from reviews.models import Review, ReviewArtifact
 
 
 class ReportNotFoundError(LookupError):
@@ -53,6 +54,30 @@ def report_summary(*, review_id: str, path: str = REPORT_PATH) -> dict[str, Any]
         raise ReportNotFoundError()
     standing = standing_of(source=artifact.review.source, review_id=review_id)
     return summarise(text=artifact.content, path=path, standing=standing)[1]
+
+
+@dataclass(frozen=True)
+class StoredReport:
+    """A review's ``difficulty.json`` with what its runs' details read besides it."""
+
+    review: Review  # with its source
+    text: str
+    paths: list[str]  # every artifact of the review
+
+
+def stored_report(*, review_id: str) -> StoredReport | None:
+    """The review's difficulty.json, its source and its artifact paths (never their contents);
+    None when the review holds no report. Two queries."""
+    artifact = (
+        ReviewArtifact.objects.select_related("review__source")
+        .filter(review_id=review_id, path=REPORT_PATH)
+        .only("content", "review")
+        .first()
+    )
+    if artifact is None:
+        return None
+    paths = ReviewArtifact.objects.filter(review_id=review_id).values_list("path", flat=True)
+    return StoredReport(review=artifact.review, text=artifact.content, paths=list(paths))
 
 
 def summaries_for(

@@ -25,7 +25,7 @@ from reviews.production.format.run_files import normalized_relative
 def review_page(request: HttpRequest, review_id: str) -> HttpResponse:
     page = build_review_page(review_id=review_id)
     if page is None:
-        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
+        return not_found_page(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     bundle = page.bundle
     return render(
         request,
@@ -44,7 +44,7 @@ FRAGMENT = "fragment"
 TASK_NOT_FOUND = "Task not found"
 
 
-def _page_or_fragment(
+def page_or_fragment(
     request: HttpRequest, *, page: str, fragment: str, context: dict[str, object]
 ) -> HttpResponse:
     """The whole page (what a link opens, with or without a script), or only the part the review
@@ -61,7 +61,7 @@ def review_task(request: HttpRequest, review_id: str, task_key: str) -> HttpResp
     """One task's native attempt, judgments and syntheses, with their evidence viewers."""
     found = build_review_task(review_id=review_id, key=task_key)
     if found is None:
-        return _not_found(
+        return not_found_page(
             request,
             title=TASK_NOT_FOUND,
             message="This task is not part of the saved review.",
@@ -69,7 +69,7 @@ def review_task(request: HttpRequest, review_id: str, task_key: str) -> HttpResp
         )
     bundle, group = found
     context = {"review": bundle.review, "source": bundle.source, "group": group}
-    return _page_or_fragment(
+    return page_or_fragment(
         request, page="reviews/task.html", fragment="reviews/_task_cards.html", context=context
     )
 
@@ -78,13 +78,13 @@ def saved_evidence(request: HttpRequest, review_id: str) -> HttpResponse:
     """Every artifact of a review, each a viewer that loads when opened."""
     review = selectors.review_with_source(review_id=review_id)
     if review is None:
-        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
+        return not_found_page(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     context = {
         "review": review,
         "source": review.source,
         "artifacts": selectors.artifact_index(review_id=review.id),
     }
-    return _page_or_fragment(
+    return page_or_fragment(
         request, page="reviews/evidence.html", fragment="reviews/_evidence.html", context=context
     )
 
@@ -92,10 +92,10 @@ def saved_evidence(request: HttpRequest, review_id: str) -> HttpResponse:
 def artifact_page(request: HttpRequest, review_id: str, path: str) -> HttpResponse:
     review = selectors.review_with_source(review_id=review_id)
     if review is None:
-        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
+        return not_found_page(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     found = selectors.artifact(review_id=review.id, path=path)
     if found is None:
-        return _not_found(
+        return not_found_page(
             request,
             title=ARTIFACT_NOT_FOUND,
             message="This artifact is not part of the saved review.",
@@ -123,12 +123,12 @@ def legacy_review_link(request: HttpRequest) -> HttpResponse:
     # Anyone writes these links: only a review id and a stored artifact's (normalised) path can
     # name a page, anything else is no review rather than a redirect elsewhere or a 500.
     if not is_review_id(review_id) or (artifact and normalized_relative(artifact) != artifact):
-        return _not_found(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
+        return not_found_page(request, title=REVIEW_NOT_FOUND, message=REVIEW_NOT_FOUND)
     target = artifact_page_url(review_id, artifact) if artifact else review_page_url(review_id)
     return HttpResponsePermanentRedirect(target)
 
 
-def _not_found(
+def not_found_page(
     request: HttpRequest, *, title: str, message: str, back_url: str | None = None
 ) -> HttpResponse:
     context = {"title": title, "message": message, "back_url": back_url}

@@ -22,6 +22,8 @@ def test_attempts_and_traces_load_when_opened(page_url, page):
     section = page.locator("details#difficulty")
     assert section.get_attribute("open") is not None
     run = section.locator("details.difficulty-run").first
+    # A run's settings and attempts are not on the page until it opens: they load from the server.
+    assert section.locator("details.difficulty-run-settings").count() == 0
     run.locator(":scope > summary").click()
     settings = run.locator("details.difficulty-run-settings")
     settings.locator(":scope > summary").click()

@@ -111,12 +111,22 @@ def render_sections(review: Review, source: Source | None = None) -> str:
     return render_to_string(built[0].template, {"section": built[0].context})
 
 
+FRAGMENT = {"HTTP_X_ATLAS_REGION": "fragment"}
+
+
+def render_run(client, review: Review, number: int) -> str:
+    """What a run of the section loads when it opens (its settings and attempts)."""
+    response = client.get(f"/reviews/{review.id}/difficulty/runs/{number}/", **FRAGMENT)
+    assert (response.status_code, response["X-Atlas-Region"]) == (200, "fragment")
+    return response.content.decode()
+
+
 def summaries(*sources: Source) -> dict:
     states = display_states(snapshots=[snapshot_of(source) for source in sources])
     return {source_id: state["difficulty_summary"] for source_id, state in states.items()}
 
 
-def test_review_sections_render_in_order_with_lazy_placeholders(published):
+def test_review_sections_render_in_order_with_lazy_placeholders(client, published):
     source, review = published
     html = render_sections(review, source)
     baseline = html.index("Reviewer solve baseline &amp; historical evidence")
@@ -131,21 +141,36 @@ def test_review_sections_render_in_order_with_lazy_placeholders(published):
         "tokens (output includes reasoning)"
     ) in html
     assert "Quality-review solver: 2/3 solved · 3 attempted · 0 unverified" in html
-    assert "Loading recorded run settings…" in html and "Loading saved attempts…" in html
+    # Each run shows its bar and counts; its settings and attempts load when it opens.
+    runs = re.findall(r'<details class="difficulty-run [^"]*lazy-section" id="([^"]+)" '
+                      r'data-fragment-url="([^"]+)"><summary>([^<]+)</summary>', html)  # fmt: skip
+    assert [(anchor, title.split(" · ")[0]) for anchor, _, title in runs] == [
+        ("difficulty-run-1", "Small"),
+        ("difficulty-run-2", "Large"),
+        ("difficulty-run-3", "Hosted"),
+    ]
+    assert [url for _, url, _ in runs] == [
+        f"/reviews/{review.id}/difficulty/runs/{number}/" for number in (1, 2, 3)
+    ]
+    assert "3 attempts · 3 usable verifier results" in html
+    assert "Loading saved attempts…" not in html and "difficulty/small/run.json" not in html
+    small = render_run(client, review, 1)
+    assert "Loading recorded run settings…" in small and "Loading saved attempts…" in small
     run_json = f"/reviews/{review.id}/artifacts/difficulty/small/run.json"
-    assert f'data-artifact-url="/api{run_json}"' in html
-    assert f'href="{run_json}"' in html
-    assert "Actual model attempts and verifier outputs (3)" in html
-    assert html.index("Task task-2 ·") < html.index("Task task-10 ·")
-    assert "Output budget exhausted" in html
+    assert f'data-artifact-url="/api{run_json}"' in small
+    assert f'href="{run_json}"' in small
+    assert "Actual model attempts and verifier outputs (3)" in small
+    assert small.index("Task task-2 ·") < small.index("Task task-10 ·")
+    assert "Output budget exhausted" in small
+    assert "<html" not in small and "Qwen3.5-122B" not in small
     assert "Hosted comparison · Complete" in html
     assert "does not isolate the effect of reasoning effort" in html
     assert "2025-06-01 · atlas-difficulty-qwen35-9b · Historical" in html
     assert "difficulty/difficulty.js" in html and "<script>" not in html
 
 
-def test_missing_artifacts_are_stated(good_source, report):
-    source, review = good_source
+def test_missing_artifacts_are_stated(client, good_source, report):
+    _, review = good_source
     add_artifact(review=review, path="difficulty.json", document=report)
     add_artifact(
         review=review,
@@ -157,7 +182,7 @@ def test_missing_artifacts_are_stated(good_source, report):
         path="difficulty/small/attempts/task-1/solver/turn-001/request.json",
         document={},
     )
-    html = render_sections(review, Source.objects.get(id=source.id))
+    html = render_run(client, review, 1) + render_run(client, review, 2)
     # Turn folders count from 000; people read the first one as Turn 1.
     assert "<h6>Turn 1</h6>" in html and "<h6>Turn 2</h6>" in html
     assert "<h6>Turn 0</h6>" not in html
@@ -235,3 +260,34 @@ def test_bar_tooltip_and_counts_line_print_the_same_interval(good_source, report
     tooltips = re.findall(r"95% interval ([0-9.]+–[0-9.]+)%", html)
     assert tooltips and set(tooltips) == {"1.3–50.0"}
     assert "95% interval 1.2" not in html
+
+
+def test_a_run_loads_in_two_queries_and_is_a_page_without_scripts(
+    client, published, django_assert_num_queries
+):
+    _, review = published
+    with django_assert_num_queries(2):  # the report with its source, the artifact paths
+        fragment = render_run(client, review, 3)
+    assert "<dd><pre>zai-org/GLM-5.3</pre></dd>" in fragment  # the hosted run's settings
+    page = client.get(f"/reviews/{review.id}/difficulty/runs/3/")
+    html = page.content.decode()
+    assert page.status_code == 200 and "X-Atlas-Region" not in page
+    assert "<title>Hosted · GLM-5.3 · 3/3 solved · " in html
+    assert f'href="/reviews/{review.id}/#difficulty">← Back to review' in html
+    assert "Actual model attempts and verifier outputs (3)" in html
+    assert "difficulty/difficulty.js" in html and "<script>" not in html
+
+
+@pytest.mark.parametrize("number", [0, 4])
+def test_a_run_the_report_does_not_have_is_not_found(client, published, number):
+    _, review = published
+    response = client.get(f"/reviews/{review.id}/difficulty/runs/{number}/", **FRAGMENT)
+    assert response.status_code == 404 and "X-Atlas-Region" not in response
+    assert "Difficulty run not found" in response.content.decode()
+
+
+def test_a_review_without_a_report_has_no_runs(client, good_source):
+    _, review = good_source
+    response = client.get(f"/reviews/{review.id}/difficulty/runs/1/")
+    assert response.status_code == 404
+    assert f'href="/reviews/{review.id}/"' in response.content.decode()

@@ -171,8 +171,10 @@ def check_what_a_newcomer_sees(client) -> None:
 
 def check_the_review_pages_stay_light(client) -> None:
     """Every example's review page opens with what is read first (issue 34: the resolution's page
-    was 653 KB): each task's reviews and the evidence index load when opened, and do load."""
+    was 653 KB): each task's reviews, each difficulty run's settings and attempts and the evidence
+    index load when opened, and do load."""
     fragment = {"HTTP_X_ATLAS_REGION": "fragment"}
+    measured = Source.objects.get(id=SOURCE_ID).review_id
     for review in Review.objects.all():
         html = client.get(f"/reviews/{review.id}/").content.decode()
         assert len(html.encode()) < 150 * 1024, (review.id, len(html.encode()))
@@ -180,6 +182,8 @@ def check_the_review_pages_stay_light(client) -> None:
             r'class="[^"]*lazy-section[^"]*" id="[^"]+" data-fragment-url="([^"]+)"', html
         )
         assert f"/reviews/{review.id}/evidence/" in urls
+        runs = [url for url in urls if "/difficulty/runs/" in url]
+        assert len(runs) == (3 if review.id == measured else 0), (review.id, runs)
         for url in urls:
             response = client.get(url, **fragment)
             assert response.status_code == 200 and response["X-Atlas-Region"] == "fragment"
