@@ -11,9 +11,7 @@ next: the example verifier defect of the demo and of the curators' lifecycle tes
 
 from __future__ import annotations
 
-import os
 import shutil
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +19,8 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from reviews.production.git_commands import run_git
 
 VERIFYIT_PIN = "0123456789abcdef0123456789abcdef01234567"
 SOURCE_ID = "MarinSkyRL:gsm8k"
@@ -39,13 +39,10 @@ BUGGY = '.replace("$", "")'
 
 
 def git(checkout: Path, *args: str) -> str:
-    return subprocess.run(
-        ["git", "-C", str(checkout), *args],
-        check=True,
-        capture_output=True,
-        text=True,
-        env={**os.environ, **GIT_ENV},
-    ).stdout
+    done = run_git(checkout=checkout, args=list(args), env=GIT_ENV)
+    if done.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed: {done.stderr.decode(errors='replace')}")
+    return done.stdout.decode("utf-8")
 
 
 def commit_all(checkout: Path, message: str) -> str:

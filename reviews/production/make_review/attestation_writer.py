@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import subprocess
 from pathlib import Path
 from typing import Any
 
 from atlas.artifact import input_counts
+from reviews.production.git_commands import GitFailed, run_git
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.rundir import RUN_FILE, read_json, write_json_file
 
@@ -34,7 +34,10 @@ def _run(run_dir: Path) -> dict[str, Any]:
 
 
 def _git_bytes(checkout: Path, *args: str) -> bytes | None:
-    done = subprocess.run(["git", "-C", str(checkout), *args], capture_output=True, check=False)
+    try:
+        done = run_git(checkout=checkout, args=list(args))
+    except GitFailed as exc:
+        raise ReviewProductionError(str(exc)) from None
     return done.stdout if done.returncode == 0 else None
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.format.collection_checks import SCHEMA_PATH
+from reviews.production.git_commands import GitFailed, run_git
 from reviews.production.runtime.errors import ReviewProductionError
 
 MARINSKYRL_TREES = (
@@ -50,17 +51,15 @@ def sha256_file(path: Path) -> str:
 
 
 def git(*, checkout: Path, args: list[str]) -> str:
+    """``git args`` in ``checkout``, disarmed (``git_commands``): its output, else one line."""
     try:
-        done = subprocess.run(
-            ["git", "-C", str(checkout), *args], capture_output=True, text=True, check=False
-        )
-    except OSError as exc:
-        raise ReviewProductionError(f"git is not available: {exc}") from None
+        done = run_git(checkout=checkout, args=args)
+    except GitFailed as exc:
+        raise ReviewProductionError(str(exc)) from None
     if done.returncode != 0:
-        raise ReviewProductionError(
-            f"git {' '.join(args)} failed in {checkout}: {done.stderr.strip()}"
-        )
-    return done.stdout
+        stderr = done.stderr.decode("utf-8", "replace").strip()
+        raise ReviewProductionError(f"git {' '.join(args)} failed in {checkout}: {stderr}")
+    return done.stdout.decode("utf-8", "replace")
 
 
 def checkout_identity(*, checkout: Path, trees: tuple[str, ...]) -> dict[str, Any]:
