@@ -18,7 +18,11 @@ servers reviewers run do, each behaviour opt-in:
   ``finish_reason: length``;
 - replies whose body is trickled (``Reply.trickle_seconds``) or huge (``Reply.size_bytes``);
 - ``usage.prompt_tokens`` counted by ``approximate_tokens`` on every answer;
-- scripted answers to GET paths (``routes``: an Atlas API row, a hostile endpoint).
+- scripted answers to GET paths (``routes``: an Atlas API row, a hostile endpoint);
+- a slot count (``total_slots``) reported in ``GET /props`` as llama.cpp's server reports it;
+- chat requests held (``hold``) until the test releases them (``release``), with the number in
+  flight now and the most ever in flight (``in_flight``, ``peak_in_flight``), so a test observes
+  how many calls a client lets run at once by events, not timing.
 
 Tokens are approximated (word runs, single punctuation marks and whitespace runs each count as
 one), which is close to what BPE tokenizers do on JSON and code and is the same in every run.
@@ -26,18 +30,22 @@ one), which is close to what BPE tokenizers do on JSON and code and is the same 
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import re
+import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from reviews.production.examples import chat_server
 from reviews.production.examples.chat_server import ChatServer, RecordedRequest, Responder
+from tests.waiting import DEADLINE_SECONDS
 
-__all__ = ["ModelServer", "RecordedRequest", "Reply", "Responder", "completion"]
+__all__ = ["Flight", "ModelServer", "RecordedRequest", "Reply", "Responder", "completion"]
 
 TOKEN = re.compile(r"\w+|[^\w\s]|\s+")
 
@@ -117,6 +125,17 @@ def requested_dialect(body: Any) -> str:
     return "none"
 
 
+@dataclass(frozen=True)
+class Flight:
+    """The chat requests the server is answering, as one consistent snapshot."""
+
+    in_flight: int  # received and not yet answered (held ones included)
+    peak: int  # the most ever in flight at once
+    held: int  # waiting for a release now
+    credits: int  # releases granted and not yet taken
+    holding: bool
+
+
 class ModelServer(ChatServer):
     def __init__(
         self,
@@ -128,8 +147,10 @@ class ModelServer(ChatServer):
         advertise_context: str | None = None,
         refused_formats: dict[str, int] | None = None,
         honour_max_tokens: bool = False,
+        total_slots: int | None = None,
     ) -> None:
         super().__init__(latency=latency, default=default)
+        self.total_slots = total_slots
         self.context_tokens = context_tokens
         self.context_style = context_style
         self.advertise_context = advertise_context
@@ -139,6 +160,12 @@ class ModelServer(ChatServer):
         self._queue: list[chat_server.Reply] = []
         self._fail_remaining = 0
         self._fail_status = 500
+        self.in_flight = 0
+        self.peak_in_flight = 0
+        self._flight = threading.Condition()
+        self._holding = False
+        self._releases = 0
+        self._held = 0
 
     # --- scripting ---
 
@@ -154,9 +181,79 @@ class ModelServer(ChatServer):
             self._fail_remaining = count
             self._fail_status = status
 
+    def hold(self) -> None:
+        """From now on every chat request waits, in flight, until ``release`` lets it answer."""
+        with self._flight:
+            self._holding = True
+
+    def release(self, count: int = 1) -> None:
+        with self._flight:
+            self._releases += count
+            self._flight.notify_all()
+
+    def release_all(self) -> None:
+        """Stop holding: every waiting request and every later one is answered at once."""
+        with self._flight:
+            self._holding = False
+            self._flight.notify_all()
+
+    @contextlib.contextmanager
+    def releasing_one_by_one(self) -> Iterator[None]:
+        """While the block runs every chat request is held and then released alone: the next one
+        only once the previous release was taken, so requests a client sends together pile up
+        in flight as they would at a busy server."""
+
+        def releaser() -> None:
+            while True:
+                now = self.wait_for_flight(
+                    lambda f: not f.holding or (f.held > 0 and f.credits == 0),
+                    what="a held request to release",
+                    seconds=None,  # ends when the block ends, however long the run takes
+                )
+                if not now.holding:
+                    return
+                self.release(1)
+
+        self.hold()
+        thread = threading.Thread(target=releaser, name="model-server-releaser", daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            self.release_all()
+            thread.join()
+
+    def flight(self) -> Flight:
+        with self._flight:
+            return self._snapshot()
+
+    def wait_for_flight(
+        self,
+        condition: Callable[[Flight], bool],
+        *,
+        what: str,
+        seconds: float | None = DEADLINE_SECONDS,
+    ) -> Flight:
+        """The first snapshot that meets ``condition`` (woken by every change, not polled);
+        AssertionError naming ``what`` past the deadline."""
+        with self._flight:
+            if not self._flight.wait_for(lambda: condition(self._snapshot()), timeout=seconds):
+                raise AssertionError(f"not reached within {seconds} s: {what}")
+            return self._snapshot()
+
+    def _snapshot(self) -> Flight:
+        return Flight(
+            in_flight=self.in_flight, peak=self.peak_in_flight, held=self._held,
+            credits=self._releases, holding=self._holding,
+        )  # fmt: skip
+
     def start(self) -> ModelServer:
         super().start()
         return self
+
+    def stop(self) -> None:
+        self.release_all()  # a held request must not keep a handler thread past the test
+        super().stop()
 
     def __enter__(self) -> ModelServer:
         return self.start()
@@ -164,6 +261,26 @@ class ModelServer(ChatServer):
     # --- what is answered ---
 
     def answer(self, request: RecordedRequest) -> chat_server.Reply:
+        with self._flight:
+            self.in_flight += 1
+            self.peak_in_flight = max(self.peak_in_flight, self.in_flight)
+            self._flight.notify_all()
+            self._held += 1
+            self._flight.notify_all()
+            while self._holding and self._releases == 0:
+                self._flight.wait()
+            self._held -= 1
+            if self._holding:
+                self._releases -= 1
+            self._flight.notify_all()
+        try:
+            return self._answer(request)
+        finally:
+            with self._flight:
+                self.in_flight -= 1
+                self._flight.notify_all()
+
+    def _answer(self, request: RecordedRequest) -> chat_server.Reply:
         refused = self._limits(request)
         if refused is not None:
             return refused
@@ -205,9 +322,14 @@ class ModelServer(ChatServer):
                 for entry in listing.body["data"]
             ]
             return Reply(body={**listing.body, "data": entries})
-        if path.rstrip("/") == "/props" and self.advertise_context == "props":
-            return Reply(body={"default_generation_settings": {"n_ctx": self.context_tokens},
-                               "total_slots": 1})  # fmt: skip
+        if path.rstrip("/") == "/props" and (
+            self.advertise_context == "props" or self.total_slots is not None
+        ):
+            # llama.cpp's server always reports its slots (one unless started with --parallel).
+            props: dict[str, Any] = {"total_slots": self.total_slots or 1}
+            if self.advertise_context == "props":
+                props["default_generation_settings"] = {"n_ctx": self.context_tokens}
+            return Reply(body=props)
         return super().describe(path)
 
     def send(self, handler: BaseHTTPRequestHandler, reply: chat_server.Reply) -> None:

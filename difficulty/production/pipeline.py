@@ -287,7 +287,7 @@ class _Run:
             if worker_ran:
                 ran += 1
                 for _turn in range(int(attempt.get("turns") or 0)):
-                    stats.record(seconds=0.0, retry=False)
+                    stats.record(seconds=0.0)
             progress.update(f"{size} task {number:04d} attempted", task_done=True)
 
         try:

@@ -379,3 +379,108 @@ def test_the_test_server_cuts_answers_at_max_tokens_as_real_servers_do(tmp_path)
     assert answer["usage"]["completion_tokens"] == 3
     assert whole["choices"][0]["finish_reason"] == "stop"
     assert whole["usage"]["completion_tokens"] == 9
+
+
+# --- calls in flight per endpoint ---
+
+
+def test_calls_beyond_max_concurrency_queue_before_their_deadline_starts(tmp_path):
+    """With model.max_concurrency 2, five concurrent calls put two at the server and queue three
+    in the client, where no deadline runs (they are not in flight); each answer lets one in."""
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        server.hold()
+        client = ModelClient(
+            model=model_config(server, max_concurrency=2, timeout=600), stop=threading.Event()
+        )
+        threads = [
+            threading.Thread(
+                target=client.complete,
+                kwargs={"stage_dir": tmp_path / f"tasks/000{n}/judges/1", "body": {}},
+            )
+            for n in range(5)
+        ]
+        for thread in threads:
+            thread.start()
+        wait_until(lambda: client.concurrency().queued == 3, what="three calls queued")
+        assert server.wait_for_flight(lambda f: f.held == 2, what="two held").in_flight == 2
+        assert len(client.in_flight()) == 2  # the queued three have no deadline running
+        for answered in range(1, 4):
+            server.release(1)
+            wait_until(
+                lambda answered=answered: client.concurrency().queued == 3 - answered,
+                what=f"{answered} answered, one more let in",
+            )
+            assert server.wait_for_flight(lambda f: f.held == 2, what="two held").in_flight == 2
+        server.release_all()
+        for thread in threads:
+            thread.join(DEADLINE_SECONDS)
+        assert server.flight().peak == 2
+        assert len(server.chat_requests()) == 5
+        assert client.concurrency_record() == {
+            "max_concurrency": 2, "concurrency_source": "model.max_concurrency"
+        }  # fmt: skip
+
+
+def test_the_servers_slots_bound_the_calls_when_max_concurrency_is_unset(tmp_path):
+    with ModelServer(default=lambda r: completion("{}"), total_slots=1) as server:
+        client = ModelClient(model=model_config(server), stop=threading.Event(), connections=12)
+        assert client.concurrency().limit == 12  # the pool, until the server says
+        room = client.prompt_room()
+        assert room.server_slots == 1
+        assert client.concurrency_record() == {
+            "max_concurrency": 1, "concurrency_source": "the server's /props total_slots"
+        }  # fmt: skip
+        configured = ModelClient(
+            model=model_config(server, max_concurrency=3), stop=threading.Event()
+        )
+        configured.prompt_room()
+        assert configured.concurrency().limit == 3  # the setting wins over the server
+
+
+def test_a_queued_call_ends_when_the_run_is_stopped(tmp_path):
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        server.hold()
+        stop = threading.Event()
+        client = ModelClient(model=model_config(server, max_concurrency=1, timeout=600), stop=stop)
+        stopped: dict[str, BaseException] = {}
+
+        def call(name: str) -> None:
+            try:
+                client.complete(stage_dir=tmp_path / name, body={})
+            except BaseException as exc:
+                stopped[name] = exc
+
+        first = threading.Thread(target=call, args=("first",))
+        first.start()
+        server.wait_for_flight(lambda f: f.held == 1, what="the first call at the server")
+        queued = threading.Thread(target=call, args=("second",))
+        queued.start()
+        wait_until(lambda: client.concurrency().queued == 1, what="the second call queued")
+        stop.set()
+        queued.join(DEADLINE_SECONDS)
+        first.join(DEADLINE_SECONDS)
+        # The call in flight is cancelled; the queued one ends without reaching the server.
+        assert {name: type(exc).__name__ for name, exc in stopped.items()} == {
+            "first": "Interrupted", "second": "Interrupted"
+        }  # fmt: skip
+        assert len(server.chat_requests()) == 1
+
+
+def test_a_retry_is_counted_while_it_runs(tmp_path):
+    """The progress line's retries include a retry still waiting for its answer."""
+    with ModelServer(default=lambda r: completion("{}")) as server:
+        server.fail_first(1, status=503)
+        server.hold()
+        server.release(1)  # the failure is answered; the retry stays held
+        client = ModelClient(model=model_config(server, timeout=600), stop=threading.Event())
+        thread = threading.Thread(
+            target=client.complete, kwargs={"stage_dir": tmp_path / "coalescer", "body": {}}
+        )
+        thread.start()
+        server.wait_for_flight(
+            lambda f: f.held == 1 and len(server.chat_requests()) == 2, what="the retry held"
+        )
+        assert (client.stats.calls, client.stats.retries) == (1, 1)
+        server.release_all()
+        thread.join(DEADLINE_SECONDS)
+        assert (client.stats.calls, client.stats.retries) == (2, 1)

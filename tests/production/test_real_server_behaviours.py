@@ -209,6 +209,37 @@ def test_progress_shows_the_calls_in_flight(write_config, tmp_path, model_server
     assert any("running: coalescer" in line for line in lines)
 
 
+def test_a_one_slot_server_never_has_two_calls_in_flight(write_config, tmp_path, model_server):
+    """llama.cpp reports one slot in /props: with --jobs 4 the solver and the three judges of
+    each task queue in make_review, one call at the server at a time, and the progress line
+    shows the queue."""
+    model_server.total_slots = 1
+    stream = io.StringIO()
+    output = tmp_path / "run"
+    with model_server.releasing_one_by_one():
+        run_pipeline(
+            options=RunOptions(config=write_config(), n=3, output=output, jobs=4, tick_seconds=0.2),
+            stderr=stream,
+        )
+    assert model_server.flight().peak == 1
+    assert len(model_server.chat_requests()) >= 3 * 4 + 1
+    endpoint = load(output / "endpoint.json")
+    assert endpoint["max_concurrency"] == 1
+    assert endpoint["concurrency_source"] == "the server's /props total_slots"
+    assert "(at most 1 in flight)" in stream.getvalue()
+
+
+def test_max_concurrency_is_kept_against_a_server_that_takes_more(
+    write_config, tmp_path, model_server
+):
+    model_server.total_slots = 8
+    output = tmp_path / "run"
+    with model_server.releasing_one_by_one():
+        make_review(*args(write_config(model={"max_concurrency": 2}), output, "--jobs", "4", n=3))
+    assert model_server.flight().peak <= 2
+    assert load(output / "endpoint.json")["concurrency_source"] == "model.max_concurrency"
+
+
 def test_ctrl_c_during_a_slow_call_stops_without_waiting_for_it(
     write_config, tmp_path, model_server
 ):

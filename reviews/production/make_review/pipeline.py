@@ -54,7 +54,8 @@ MISSING_REVISION = (
     "revision (its subject is named by this run's snapshot) and cannot show which dataset commit "
     "it covers; set source.revision to the dataset's Hugging Face commit"
 )
-ENDPOINT_FILE = "endpoint.json"  # the context and output room prompts were sized to
+# The context and output room prompts were sized to, and the calls allowed in flight at once.
+ENDPOINT_FILE = "endpoint.json"
 
 
 def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResult:
@@ -115,12 +116,15 @@ def _execute(run: Run, *, identity: dict[str, Any]) -> RunResult:
         stream=run.stderr,
         activities=run.activities,
         solver_calls=run.solver_calls,
+        concurrency=client.concurrency,
         tick_seconds=run.options.tick_seconds,
     )
     client.on_note = run.progress.note
     # Prompts are sized to the endpoint's context (configured or reported by the server).
     run.room = client.prompt_room()
-    write_json_file(run.output / ENDPOINT_FILE, run.room.record())
+    write_json_file(
+        run.output / ENDPOINT_FILE, {**run.room.record(), **client.concurrency_record()}
+    )
     # jsonschema's format checkers take seconds to import; do it while the first native
     # attempts run in their own processes instead of on the first judge's path.
     threading.Thread(target=shipped_validator, daemon=True).start()

@@ -15,6 +15,7 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from types import FrameType
 from typing import TypeVar
 
@@ -25,6 +26,63 @@ FORCED = "Interrupted again: stopping now; saved files remain in place. Run agai
 FORCED_EXIT_STATUS = 130
 T = TypeVar("T")
 R = TypeVar("R")
+# How often a caller queued for an endpoint slot looks at the run's stop event: an Event cannot
+# wake a Condition, and a queued call must end within this when Ctrl-C is pressed.
+SLOT_STOP_CHECK_SECONDS = 0.1
+
+
+class SlotWaitStopped(Exception):
+    """The run was stopped while a caller was queued for an endpoint slot."""
+
+
+@dataclass(frozen=True)
+class SlotCounts:
+    limit: int
+    busy: int
+    queued: int
+
+
+class EndpointSlots:
+    """At most ``limit`` callers of one model endpoint at a time (``model.max_concurrency``, the
+    server's own slot count, or the connection pool): a one-slot llama.cpp server answers the
+    rest only after queueing them itself, where their whole-call deadlines would run out. Callers
+    queue here instead, before their deadline starts. ``set_limit`` may change the limit once
+    the server has said how many slots it has; callers already holding one keep it."""
+
+    def __init__(self, *, limit: int) -> None:
+        self._limit = max(limit, 1)
+        self._busy = 0
+        self._queued = 0
+        self._changed = threading.Condition()
+
+    def set_limit(self, limit: int) -> None:
+        with self._changed:
+            self._limit = max(limit, 1)
+            self._changed.notify_all()
+
+    def counts(self) -> SlotCounts:
+        with self._changed:
+            return SlotCounts(limit=self._limit, busy=self._busy, queued=self._queued)
+
+    @contextlib.contextmanager
+    def held(self, *, stop: threading.Event) -> Iterator[None]:
+        """One slot for the block; ``SlotWaitStopped`` when ``stop`` is set while queued."""
+        with self._changed:
+            self._queued += 1
+            try:
+                while self._busy >= self._limit:
+                    if stop.is_set():
+                        raise SlotWaitStopped()
+                    self._changed.wait(SLOT_STOP_CHECK_SECONDS)
+            finally:
+                self._queued -= 1
+            self._busy += 1
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy -= 1
+                self._changed.notify()
 
 
 def run_concurrently(

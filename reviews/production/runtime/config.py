@@ -31,6 +31,7 @@ SOURCE_FORMATS = ("skyrl_prepared", "harbor_directory", "task_manifest")
 # Terminus-2 (also offline) talks to the configured model, which the judges share; the oracle
 # (the task's own solution) and nop (no action) agents talk to none: they test the task itself.
 HARBOR_AGENTS = ("terminus-2", "offline_terminus:OfflineTerminus2", "oracle", "nop")
+MODEL_FREE_AGENTS = ("oracle", "nop")
 REWARD_MODES = ("scalar", "skill2env_components")
 RUNTIME_PATHS = ("marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python")
 POSITIVE_RUNTIME_KEYS = ("max_turns", "agent_timeout", "worker_timeout")
@@ -44,7 +45,7 @@ DEFAULT_MAX_REASKS = 2
 # solver's model, checkpoint and parameters stay part of the run's identity.
 RESUMABLE_MODEL_KEYS = frozenset(
     {"review_parameters", "timeout", "max_retries", "retry_backoff_seconds", "response_format",
-     "max_response_bytes", "max_reasks", "context_tokens", "base_url"}
+     "max_response_bytes", "max_reasks", "context_tokens", "base_url", "max_concurrency"}
 )  # fmt: skip
 
 
@@ -64,6 +65,8 @@ class ModelConfig:
     # The endpoint's context in tokens: configured, or read from the server (context.py).
     context_tokens: int | None = None
     max_reasks: int = DEFAULT_MAX_REASKS
+    # Calls in flight at once to the endpoint: configured, or the server's slots (model_client).
+    max_concurrency: int | None = None
 
     @property
     def judge_parameters(self) -> dict[str, Any]:
@@ -202,6 +205,7 @@ def _model(model: Any) -> ModelConfig:
         or DEFAULT_MAX_RESPONSE_BYTES
     )
     context_tokens = _positive_int(model, "context_tokens", None)
+    max_concurrency = _positive_int(model, "max_concurrency", None)
     max_reasks = model.get("max_reasks", DEFAULT_MAX_REASKS)
     if isinstance(max_reasks, bool) or not isinstance(max_reasks, int) or max_reasks < 0:
         raise ReviewProductionError("model.max_reasks must be a non-negative integer")
@@ -221,6 +225,7 @@ def _model(model: Any) -> ModelConfig:
         max_response_bytes=max_response_bytes,
         context_tokens=context_tokens,
         max_reasks=max_reasks,
+        max_concurrency=max_concurrency,
     )
 
 

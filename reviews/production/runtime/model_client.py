@@ -9,7 +9,10 @@ bounded number of times with exponential backoff — except answers that name th
 configuration's fault, and retrying them only costs prompt evaluation.
 
 ``model.timeout`` is a deadline for the whole call and ``model.max_response_bytes`` caps the
-answer (``bounded_http``); setting ``stop`` cancels every call in flight.
+answer (``bounded_http``); setting ``stop`` cancels every call in flight. At most
+``model.max_concurrency`` calls are in flight at once (else the server's ``/props``
+``total_slots``, else one per connection); the others queue here, before their deadline starts,
+so the deadline measures the server and not our own queue.
 
 Public API (also used by other production commands): ``ModelClient.complete``, ``chat_body``,
 ``structured_output``, ``stage_label``, ``CallStats``, ``ModelRefused``.
@@ -27,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.runtime.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
+from reviews.production.runtime.concurrency import EndpointSlots, SlotCounts, SlotWaitStopped
 from reviews.production.runtime.config import ModelConfig
 from reviews.production.runtime.credentials import redacted
 from reviews.production.runtime.errors import ReviewProductionError
@@ -70,12 +74,16 @@ class CallStats:
     model_seconds: float = 0.0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def record(self, *, seconds: float, retry: bool) -> None:
+    def record(self, *, seconds: float) -> None:
         with self._lock:
             self.calls += 1
             self.model_seconds += seconds
-            if retry:
-                self.retries += 1
+
+    def record_retry(self) -> None:
+        """A retry is counted when it is decided, not when it ends: a retry queued behind a
+        one-slot server shows in the progress line for the whole time it waits."""
+        with self._lock:
+            self.retries += 1
 
     def record_reask(self) -> None:
         with self._lock:
@@ -151,6 +159,11 @@ class ModelClient:
         self.stop = stop
         self.stats = CallStats()
         self._http = BoundedHttp(stop=stop, connections=connections)
+        # Until the server says how many requests it serves at once, as many as the pool holds.
+        self.slots = EndpointSlots(limit=model.max_concurrency or connections)
+        self.concurrency_source = (
+            "model.max_concurrency" if model.max_concurrency else "one per connection (default)"
+        )
         # Where notes for the person at the terminal go (the progress line), when anywhere.
         self.on_note: Callable[[str], None] | None = None
 
@@ -158,8 +171,21 @@ class ModelClient:
         self._http.close()
 
     def prompt_room(self) -> PromptRoom:
-        """The endpoint's context as configured and as the server reports it."""
-        return discover(model=self.model, http=self._http, headers=self._headers())
+        """The endpoint's context as configured and as the server reports it; the server's
+        slot count bounds the calls in flight when ``model.max_concurrency`` is not set."""
+        room = discover(model=self.model, http=self._http, headers=self._headers())
+        if self.model.max_concurrency is None and room.server_slots is not None:
+            self.slots.set_limit(room.server_slots)
+            self.concurrency_source = "the server's /props total_slots"
+        return room
+
+    def concurrency(self) -> SlotCounts:
+        return self.slots.counts()
+
+    def concurrency_record(self) -> dict[str, Any]:
+        """How many calls a run let be in flight at once, and why (``endpoint.json``)."""
+        return {"max_concurrency": self.slots.counts().limit,
+                "concurrency_source": self.concurrency_source}  # fmt: skip
 
     def in_flight(self) -> list[InFlight]:
         """The calls running now (label, elapsed), for the progress line."""
@@ -187,17 +213,21 @@ class ModelClient:
             call_dir.mkdir(parents=True)
             write_json_file(call_dir / "request.json", body)
             try:
-                answer = self._http.request(
-                    "POST",
-                    url,
-                    timeout=self.model.timeout,
-                    max_bytes=self.model.max_response_bytes,
-                    label=label,
-                    content=data,
-                    headers=self._headers(),
-                )
+                # The deadline starts inside the slot: time queued here is not the server's.
+                with self.slots.held(stop=self.stop):
+                    answer = self._http.request(
+                        "POST",
+                        url,
+                        timeout=self.model.timeout,
+                        max_bytes=self.model.max_response_bytes,
+                        label=label,
+                        content=data,
+                        headers=self._headers(),
+                    )
+            except SlotWaitStopped:
+                raise Interrupted() from None
             except CallFailed as failure:
-                self.stats.record(seconds=0.0, retry=attempt > 0)
+                self.stats.record(seconds=0.0)
                 if failure.kind == STOPPED:
                     raise Interrupted() from None
                 if failure.partial:
@@ -211,7 +241,7 @@ class ModelClient:
                     ) from None
                 _write_error(call_dir, reason)
             else:
-                self.stats.record(seconds=answer.seconds, retry=attempt > 0)
+                self.stats.record(seconds=answer.seconds)
                 answer = dataclasses.replace(answer, body=redacted(answer.body, secrets))
                 (call_dir / "response.json").write_bytes(answer.body)
                 if answer.status < 400:
@@ -233,6 +263,7 @@ class ModelClient:
                 if refusal is not None:
                     raise ModelRefused(f"{label}: {refusal}; raw response saved in {call_dir}")
             if attempt + 1 < attempts:
+                self.stats.record_retry()
                 self.note(f"{label}: {reason}; retrying")
                 self.pause(self.model.retry_backoff_seconds * (2**attempt))
         raise ReviewProductionError(

@@ -17,6 +17,7 @@ import time
 from collections.abc import Callable
 from typing import TextIO
 
+from reviews.production.runtime.concurrency import SlotCounts
 from reviews.production.runtime.model_client import CallStats
 from reviews.production.runtime.terminal import shown
 
@@ -36,6 +37,7 @@ class Progress:
         command: str = "make_review",
         activities: Activities | None = None,
         solver_calls: Callable[[], int] | None = None,
+        concurrency: Callable[[], SlotCounts] | None = None,
         tick_seconds: float | None = None,
     ) -> None:
         self.total = total
@@ -47,6 +49,7 @@ class Progress:
         self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
         self.activities = activities
         self.solver_calls = solver_calls
+        self.concurrency = concurrency
         self.stage = "starting"
         self.tick_seconds = tick_seconds
         self._lock = threading.Lock()
@@ -65,6 +68,10 @@ class Progress:
         if self.stats.reasks:
             parts.append(f"re-asks {self.stats.reasks}")
         parts += [f"{elapsed:.1f}s", stage]
+        slots = self.concurrency() if self.concurrency is not None else None
+        if slots is not None and slots.queued:
+            # Waiting for the endpoint's slots is ours, not the server's: no deadline runs.
+            parts.append(f"queued {slots.queued} (at most {slots.limit} in flight)")
         running = self.activities() if self.activities is not None else []
         if running:
             shown = ", ".join(

@@ -3,7 +3,8 @@ needs, and a conservative estimate of a prompt's tokens.
 
 The context comes from ``model.context_tokens`` and, where the server says so, from the server
 itself: vLLM and SGLang report ``max_model_len`` (Together ``context_length``) in ``/v1/models``,
-llama.cpp's server ``n_ctx`` in ``/props``. When both are known the smaller one holds. With no
+llama.cpp's server ``n_ctx`` in ``/props`` (which also says how many requests it serves at once,
+``total_slots``). When both are known the smaller one holds. With no
 known context, prompts are sized in bytes as before (48,000-byte segments).
 
 Tokens are estimated without the model's tokenizer: every run of ASCII letters, every other
@@ -83,6 +84,9 @@ class PromptRoom:
     context_tokens: int | None
     context_source: str
     max_tokens: int | None  # the judges' configured answer budget
+    # How many requests the server says it serves at once (llama.cpp's /props total_slots):
+    # the model client queues the rest itself rather than let their deadlines run out there.
+    server_slots: int | None = None
 
     @property
     def output_tokens(self) -> int:
@@ -113,25 +117,36 @@ UNBOUNDED = PromptRoom(context_tokens=None, context_source="unknown", max_tokens
 
 
 def discover(*, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]) -> PromptRoom:
-    """The configured context, and the server's own where it reports one (the smaller holds)."""
+    """The configured context, and the server's own where it reports one (the smaller holds);
+    the server's slot count where it reports one."""
     configured = model.context_tokens
-    advertised, where = _advertised(model=model, http=http, headers=headers)
+    root = model.base_url.removesuffix("/v1")
+    props = _get(http, f"{root}/props", headers)
+    props = props if isinstance(props, dict) else {}
+    advertised, where = _advertised(model=model, http=http, headers=headers, props=props)
     max_tokens = output_tokens_of(model.judge_parameters)
+    slots = props.get("total_slots")
+    server_slots = slots if _is_size(slots) else None
     if configured is not None and (advertised is None or configured <= advertised):
         source = "model.context_tokens"
         if advertised is not None:
             source += f" (the server reports {advertised:,} in {where})"
-        return PromptRoom(context_tokens=configured, context_source=source, max_tokens=max_tokens)
-    if advertised is not None:
+        context, context_source = configured, source
+    elif advertised is not None:
         source = f"the server's {where}"
         if configured is not None:
             source += f" (smaller than model.context_tokens {configured:,})"
-        return PromptRoom(context_tokens=advertised, context_source=source, max_tokens=max_tokens)
-    return PromptRoom(context_tokens=None, context_source="unknown", max_tokens=max_tokens)
+        context, context_source = advertised, source
+    else:
+        context, context_source = None, "unknown"
+    return PromptRoom(
+        context_tokens=context, context_source=context_source, max_tokens=max_tokens,
+        server_slots=server_slots,
+    )  # fmt: skip
 
 
 def _advertised(
-    *, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]
+    *, model: ModelConfig, http: BoundedHttp, headers: dict[str, str], props: dict[str, Any]
 ) -> tuple[int | None, str]:
     listing = _get(http, f"{model.base_url}/models", headers)
     entries = listing.get("data") if isinstance(listing, dict) else None
@@ -143,14 +158,11 @@ def _advertised(
                 value = entry.get(key) if isinstance(entry, dict) else None
                 if _is_size(value):
                     return value, f"/v1/models {key}"
-    root = model.base_url.removesuffix("/v1")
-    props = _get(http, f"{root}/props", headers)
-    if isinstance(props, dict):
-        settings = props.get("default_generation_settings")
-        for holder in (settings, props):
-            value = holder.get("n_ctx") if isinstance(holder, dict) else None
-            if _is_size(value):
-                return value, "/props n_ctx"
+    settings = props.get("default_generation_settings")
+    for holder in (settings, props):
+        value = holder.get("n_ctx") if isinstance(holder, dict) else None
+        if _is_size(value):
+            return value, "/props n_ctx"
     return None, ""
 
 
