@@ -425,6 +425,7 @@ def test_the_servers_slots_bound_the_calls_when_max_concurrency_is_unset(tmp_pat
     with ModelServer(default=lambda r: completion("{}"), total_slots=1) as server:
         client = ModelClient(model=model_config(server), stop=threading.Event(), connections=12)
         assert client.concurrency().limit == 12  # the pool, until the server says
+        assert client.concurrency_record()["max_concurrency"] is None
         room = client.prompt_room()
         assert room.server_slots == 1
         assert client.concurrency_record() == {

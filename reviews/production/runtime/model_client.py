@@ -161,8 +161,9 @@ class ModelClient:
         self._http = BoundedHttp(stop=stop, connections=connections)
         # Until the server says how many requests it serves at once, as many as the pool holds.
         self.slots = EndpointSlots(limit=model.max_concurrency or connections)
-        self.concurrency_source = (
-            "model.max_concurrency" if model.max_concurrency else "one per connection (default)"
+        # None while the limit is the default, so the run's files do not depend on --jobs.
+        self.concurrency_source: str | None = (
+            "model.max_concurrency" if model.max_concurrency else None
         )
         # Where notes for the person at the terminal go (the progress line), when anywhere.
         self.on_note: Callable[[str], None] | None = None
@@ -183,7 +184,12 @@ class ModelClient:
         return self.slots.counts()
 
     def concurrency_record(self) -> dict[str, Any]:
-        """How many calls a run let be in flight at once, and why (``endpoint.json``)."""
+        """How many calls a run let be in flight at once, and why (``endpoint.json``); no
+        number when neither the setting nor the server gave one (the connection pool holds)."""
+        if self.concurrency_source is None:
+            return {"max_concurrency": None,
+                    "concurrency_source": "unlimited beyond the connection pool (not set, and "
+                                          "the server reports no slots)"}  # fmt: skip
         return {"max_concurrency": self.slots.counts().limit,
                 "concurrency_source": self.concurrency_source}  # fmt: skip
 
