@@ -98,7 +98,7 @@ def test_the_curators_records_name_no_folder_of_this_machine(
     run(
         "reproduce_defect", "--run-dir", str(fetched), "--attempt",
         task_folder_of(buggy_run, 2006), "--kind", "verifier", "--issue-url", ISSUE_URL,
-        "--expect", "accepted", "--output", str(reproduction),
+        "--expect", "accepted", "--config", str(separator_config), "--output", str(reproduction),
     )  # fmt: skip
     published["reproduction"] = publish(reproduction)
     run("confirm_verifier_issue", "--atlas-id", SOURCE_ID, "--issue-url", ISSUE_URL,

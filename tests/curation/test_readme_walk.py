@@ -77,9 +77,7 @@ def test_curating_a_defect_runs_as_printed_on_make_demo(
         for words in commands:
             name, args = words[2], [filled.get(word, word) for word in words[3:]]
             if name == "reproduce_defect":
-                # "give reproduce_defect --config var/examples/review-config.json and check out
-                # var/examples/MarinSkyRL at the commit it names"
-                args += ["--config", str(config_path)]
+                # "check out var/examples/MarinSkyRL at the commit it names"
                 git(checkout, "checkout", "-q", buggy)
             if name == "make_review":
                 git(checkout, "checkout", "-q", fixed)  # "then, for step 4, at the next one"

@@ -154,7 +154,8 @@ class Command(BaseCommand):
             "--config",
             type=Path,
             help="A review config on this machine whose runtime names the MarinSkyRL checkout "
-            "and interpreter (default: the runtime the run recorded).",
+            "and interpreters (default: the runtime the run recorded; required when the run "
+            "was fetched from an Atlas).",
         )
         parser.add_argument(
             "--output",

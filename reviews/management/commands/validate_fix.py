@@ -77,6 +77,13 @@ class Command(BaseCommand):
         )
         parser.add_argument("--curator", help="Who validates the fix (default: the login name).")
         parser.add_argument(
+            "--config",
+            type=Path,
+            help="A review config on this machine whose runtime names the MarinSkyRL checkout "
+            "and interpreters (default: the runtime the review recorded; required when the "
+            "review was fetched from an Atlas).",
+        )
+        parser.add_argument(
             "--output",
             type=Path,
             required=True,
@@ -96,6 +103,7 @@ class Command(BaseCommand):
                     skip_controls=tuple(options["skip_controls"]),
                     control_answers=tuple(options["control_answers"]),
                     curator=options["curator"],
+                    config=options["config"],
                 ),
                 stderr=progress_stream(self),
             )

@@ -17,9 +17,14 @@ from typing import Any
 
 from reviews.production.curation.cases import Case, Observation
 from reviews.production.curation.replay import REPLAY_MODEL, ReplayServer
-from reviews.production.curation.saved_runs import SavedAttempt
+from reviews.production.curation.saved_runs import SavedAttempt, SavedRun
+from reviews.production.format.path_safety import resolves_inside
 from reviews.production.runtime.concurrency import interruptible
-from reviews.production.runtime.config import read_config_document, resolve_runtime
+from reviews.production.runtime.config import (
+    RUNTIME_PATHS,
+    read_config_document,
+    resolve_runtime,
+)
 from reviews.production.runtime.errors import (
     CHECKOUT_REQUIRED,
     CurationRefused,
@@ -42,30 +47,67 @@ LOCAL_RUNTIME_KEYS = (
     "marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python", "workers",
     "worker_timeout", "agent_timeout",
 )  # fmt: skip
+NEEDS_CONFIG = (
+    "pass --config with a review config whose runtime names this machine's MarinSkyRL "
+    "checkout and interpreters"
+)
 
 
-def local_runtime(*, config: Path | None, recorded: dict[str, Any] | None) -> dict[str, Any]:
-    """The runtime block of ``config`` (a review config on this machine), else the one the run
-    recorded (a local run re-run where it ran)."""
+def local_runtime(*, config: Path | None, run: SavedRun) -> dict[str, Any]:
+    """This machine's runtime: the runtime block of ``config`` (a review config on this machine),
+    else the one ``run`` recorded — only for a run made here. A run fetched from an Atlas, or one
+    whose recorded runtime leads into the run itself, names interpreters, scripts and checkouts
+    someone else chose: running them would run the publisher's code, so ``--config`` is then
+    required."""
     if config is not None:
         path, raw = read_config_document(path=config)
         return resolve_runtime(runtime=raw.get("runtime"), base=path.parent)
-    if recorded is None:
+    if run.fetched_from is not None:
         raise CurationRefused(
-            "The run records no runtime for this machine; pass --config with a review config "
-            "whose runtime names the local MarinSkyRL checkout and interpreter"
+            f"The run was fetched from {run.fetched_from}: its runtime names another machine's "
+            f"interpreters and checkouts; {NEEDS_CONFIG}"
         )
+    recorded = run.recorded_runtime
+    if recorded is None:
+        raise CurationRefused(f"The run records no runtime for this machine; {NEEDS_CONFIG}")
+    for key, value in runtime_paths(recorded):
+        if resolves_inside(value, run.root):
+            raise CurationRefused(
+                f"The run's runtime.{key} lies inside the run ({value}): a run made here never "
+                f"carries its own interpreter, script or checkout; {NEEDS_CONFIG}"
+            )
     return recorded
+
+
+def runtime_paths(runtime: dict[str, Any]) -> list[tuple[str, str]]:
+    """Every interpreter, script, path entry and checkout a runtime names, by its key."""
+    found = [(key, runtime[key]) for key in RUNTIME_PATHS if isinstance(runtime.get(key), str)]
+    workers = runtime.get("workers")
+    for route, worker in (workers if isinstance(workers, dict) else {}).items():
+        if not isinstance(worker, dict):
+            continue
+        for key in ("python", "script"):
+            if isinstance(worker.get(key), str):
+                found.append((f"workers.{route}.{key}", worker[key]))
+        entries = worker.get("pythonpath")
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, str):
+                found.append((f"workers.{route}.pythonpath", entry))
+    return found
 
 
 def case_runtime(*, saved: dict[str, Any], local: dict[str, Any]) -> dict[str, Any]:
     """The runtime the saved attempt ran with (environment config, turn cap, reward mode), with
-    this machine's paths and timeouts."""
-    runtime = {**saved}
-    for key in LOCAL_RUNTIME_KEYS:
-        if key in local:
-            runtime[key] = local[key]
-    return runtime
+    this machine's paths and timeouts — never a path the saved input names, even one this
+    machine's runtime leaves unset — checked by the rules a review config meets."""
+    runtime = {key: value for key, value in saved.items() if key not in LOCAL_RUNTIME_KEYS}
+    runtime.update({key: local[key] for key in LOCAL_RUNTIME_KEYS if key in local})
+    try:
+        return resolve_runtime(runtime=runtime, base=Path("/"))
+    except ReviewProductionError as exc:
+        raise CurationRefused(
+            f"The saved input's runtime is not one a review runs: {exc}"
+        ) from None
 
 
 def check_checkout(*, runtime: dict[str, Any], expected: dict[str, Any], purpose: str) -> dict:

@@ -147,7 +147,7 @@ def reproduce_defect(*, options: ReproduceOptions, stderr: TextIO | None = None)
         for i, c in enumerate(cases)
     ]
     unclaimed = unclaimed_rejections(saved, claimed=set(attempts))
-    local = local_runtime(config=options.config, recorded=saved.recorded_runtime)
+    local = local_runtime(config=options.config, run=saved)
     identity = check_checkout(
         runtime=local,
         expected=saved.executed_checkout,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from reviews.production.format.path_safety import relative_form, resolves_inside
 from reviews.production.format.run_files import normalized_relative
 from reviews.production.runtime.errors import CurationRefused
 from reviews.production.runtime.rundir import COLLECTION_FILE, RUN_FILE, read_json
@@ -98,6 +99,15 @@ class SavedRun:
         return {"review_id": self.collection_id, "url": (self.atlas or {}).get("url")}
 
     @property
+    def fetched_from(self) -> str | None:
+        """The Atlas this directory was fetched from (``fetch_review``), else None: a run this
+        machine did not make."""
+        fetched = read_json(self.root / FETCHED_FILE)
+        if not isinstance(fetched, dict):
+            return None
+        return str(fetched.get("atlas") or fetched.get("url") or "an Atlas")
+
+    @property
     def review_id(self) -> str | None:
         """The published review this directory holds, when it was published or fetched."""
         value = (self.atlas or {}).get("review_id")
@@ -168,6 +178,16 @@ class SavedRun:
             raise CurationRefused(
                 f"Name an attempt as NNNN, tasks/NNNN or tasks/NNNN/execution-NNN: {selector}"
             )
+        relative = relative_form(execution_path)
+        if (
+            relative is None
+            or not EXECUTION_NAME.match(relative)
+            or not resolves_inside(self.root / relative, self.root)
+        ):
+            raise CurationRefused(
+                f"{task_folder} names an execution outside the run: {execution_path!r}"
+            )
+        execution_path = relative
         execution = self.root / execution_path
         saved_input = read_json(execution / "input.json")
         attempt = read_json(execution / "attempt.json")

@@ -34,7 +34,7 @@ from reviews.production.curation.cases import (
     generated_controls,
     supplied,
 )
-from reviews.production.curation.execution import check_checkout, run_cases
+from reviews.production.curation.execution import check_checkout, local_runtime, run_cases
 from reviews.production.curation.reproduce import DEFECT_ROLE, REPORT_FILE
 from reviews.production.curation.saved_runs import (
     PUBLISHED_FILE,
@@ -76,6 +76,7 @@ class ValidateOptions:
     skip_controls: tuple[str, ...] = ()
     control_answers: tuple[str, ...] = ()
     curator: str | None = None
+    config: Path | None = None  # this machine's runtime (required for a review fetched here)
 
 
 @dataclass
@@ -263,6 +264,7 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
     except CollectionRejected as exc:
         raise CurationRefused(f"The review run does not validate: {exc}") from None
     source_id = review.source_id
+    local = local_runtime(config=options.config, run=review)
     # Every check runs before the output folder exists (reproductions named by their issue are
     # fetched into scratch space): a refused command leaves no folder behind.
     with tempfile.TemporaryDirectory(prefix="validate-fix-") as scratch:
@@ -270,7 +272,6 @@ def validate_fix(*, options: ValidateOptions, stderr: TextIO | None = None) -> V
         row = _atlas_row(options=options, review=review, source_id=source_id)
         issue_url = reproductions[0].issue_url
         revisions = _current_revisions(row=row, review=review, issue_url=issue_url)
-        local = review.recorded_runtime or {}
         identity = check_checkout(
             runtime=local,
             expected=review.executed_checkout,
