@@ -1,4 +1,5 @@
-"""Bulk work that builds millions of live objects runs with the cyclic garbage collector paused.
+"""Bulk work that builds millions of live objects runs with the cyclic garbage collector paused;
+a process keeps what it loaded at start-up out of the collector's walks (``settle_loaded``).
 
 CPython's generational collector runs after every few hundred container allocations, and each
 older-generation collection walks everything that survived so far. Reading a 100,000-row catalog
@@ -14,6 +15,13 @@ import gc
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+
+# A request or a run makes thousands of short-lived containers (a 500-row list: a payload, a
+# mapping and a row per source; a review run: every request, answer and record it writes), and
+# the collector's default first generation (700 allocations) walked them many times over: about
+# 1.5 ms of a 27 ms list under gunicorn. The first generation is collected every 20,000
+# allocations instead; cycles still go, a few milliseconds later.
+GEN0_THRESHOLD = 20_000
 
 _lock = threading.Lock()
 _state = {"depth": 0, "was_enabled": False}
@@ -35,3 +43,14 @@ def collector_paused() -> Iterator[None]:
             _state["depth"] -= 1
             if _state["depth"] == 0 and _state["was_enabled"]:
                 gc.enable()
+
+
+def settle_loaded() -> None:
+    """What the process has loaded by now (Django, the apps, their modules) lives as long as it:
+    frozen, the collector never walks it again — not at each full collection, not at exit, where
+    a command that set Django up spent 0.2-0.4 s collecting its modules — and under `gunicorn
+    --preload` the workers keep sharing the master's pages instead of touching every object at
+    their first full collection. The first generation is collected less often
+    (``GEN0_THRESHOLD``)."""
+    gc.freeze()
+    gc.set_threshold(GEN0_THRESHOLD, *gc.get_threshold()[1:])

@@ -1,5 +1,6 @@
 """What the production tools' commands (make_review, make_difficulty) share as Django shells:
-their progress stream and how a refusal becomes an exit status."""
+their process when run from the command line, their progress stream and how a refusal becomes
+an exit status."""
 
 from __future__ import annotations
 
@@ -9,8 +10,21 @@ from typing import TextIO, cast
 
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
+from atlas.db.gc_pause import settle_loaded
 from reviews.production.runtime.errors import ReviewProductionError, UsageError
 from reviews.production.runtime.terminal import shown
+
+
+class ProductionCommand(BaseCommand):
+    """A production tool's command. Run from the command line (``run_from_argv``; never through
+    ``call_command``, whose caller owns its process), the process settles what Django loaded
+    before the run makes its thousands of records: a run's process then neither walks Django's
+    objects at each full collection nor at exit, where that walk took 0.2-0.4 s of a 2-4 s
+    make_review (see ``atlas.db.gc_pause.settle_loaded``)."""
+
+    def run_from_argv(self, argv: list[str]) -> None:
+        settle_loaded()
+        super().run_from_argv(argv)
 
 
 class ProgressStream:

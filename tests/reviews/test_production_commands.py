@@ -1,10 +1,18 @@
-"""What the production tools' commands share: the progress stream on the command's stderr."""
+"""What the production tools' commands share: the progress stream on the command's stderr, and
+a command-line process that keeps what Django loaded out of the collector's walks."""
 
 from __future__ import annotations
 
+import gc
 import io
+import os
+import subprocess
+import sys
+from pathlib import Path
 
-from django.core.management.base import BaseCommand
+import pytest
+from django.core.management import call_command
+from django.core.management.base import BaseCommand, CommandError
 
 from reviews.management.production_commands import progress_stream
 
@@ -30,3 +38,38 @@ def test_progress_lines_reach_the_commands_stderr_as_written_and_unstyled():
 def test_off_a_terminal_the_stream_says_so():
     stream = progress_stream(BaseCommand(stderr=io.StringIO()))
     assert not stream.isatty()
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("command", ["make_review", "make_difficulty"])
+def test_run_from_the_command_line_the_process_settles_what_django_loaded(command):
+    """As a reviewer runs it (manage.py): what Django loaded is frozen out of the collector's
+    walks and the first generation is collected less often; the other generations keep theirs.
+    The refused invocation (no --config) still exits as a usage error."""
+    probe = (
+        "import atexit, gc, sys; default = gc.get_threshold(); "
+        "atexit.register(lambda: print(gc.get_freeze_count(), *default, *gc.get_threshold(), "
+        "file=sys.stderr)); sys.argv = ['manage.py', sys.argv[1], '--output', 'unused']; "
+        "import runpy; runpy.run_path('manage.py', run_name='__main__')"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, command], cwd=ROOT, capture_output=True, text=True, env=env
+    )
+    assert done.returncode == 2
+    *said, figures = done.stderr.strip().splitlines()
+    assert "required" in said[-1]
+    frozen, *thresholds = [int(n) for n in figures.split()]
+    default, settled = thresholds[:3], thresholds[3:]
+    assert frozen > 10_000
+    assert settled[0] >= 10_000 > default[0] and settled[1:] == default[1:]
+
+
+def test_through_call_command_the_callers_process_is_left_alone():
+    frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
+    with pytest.raises(CommandError):
+        call_command("make_review", "--output", "unused")
+    assert (gc.get_freeze_count(), gc.get_threshold()) == (frozen, thresholds)

@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from difficulty.production.errors import UsageError
 from difficulty.production.followups import KINDS, parse_followup
 from difficulty.production.pipeline import DEFAULT_JOBS, DifficultyOptions, make_difficulty
-from reviews.management.production_commands import progress_stream, refusals_as_command_errors
+from reviews.management.production_commands import (
+    ProductionCommand,
+    progress_stream,
+    refusals_as_command_errors,
+)
 
 
-class Command(BaseCommand):
+class Command(ProductionCommand):
     help = (
         "Attempt one seeded task sample with the protocol's Small, Large and Hosted models through "
         "the native verifiers and write difficulty.json with every attempt in --output."

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from reviews.management.production_commands import (
+    ProductionCommand,
     progress_stream,
     refusals_as_command_errors,
 )
@@ -24,7 +25,7 @@ from reviews.production.make_review.pipeline import (
 from reviews.production.runtime.errors import UsageError
 
 
-class Command(BaseCommand):
+class Command(ProductionCommand):
     help = (
         "Sample local tasks, run them through their native verifiers, ask three independent model "
         "judges about each attempt, synthesise and save every byte of evidence in --output."
