@@ -12,6 +12,8 @@ import shutil
 from pathlib import Path
 from typing import Any, TextIO
 
+import orjson
+
 from reviews.production.format.collection_checks import (
     SCHEMA_PATH,
     CollectionRejected,
@@ -37,7 +39,16 @@ def task_folder(*, run_dir: Path, number: int) -> Path:
 
 
 def json_text(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    """Indented JSON as ``json.dumps(value, indent=2, ensure_ascii=False)`` writes it. The
+    standard library indents only in its pure-Python encoder (~60 ms for a 24-task collection,
+    ~1.4 ms per saved request: a fifth of make_review's own CPU); orjson writes the same text in
+    a tenth of that. What orjson does not take (an integer past 64 bits, a key that is not a
+    string) goes to the standard library. A float may be spelled otherwise (``1e-05`` as
+    ``0.00001``), the same number when read back; a NaN, which JSON has no word for, is null."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2).decode("utf-8") + "\n"
+    except orjson.JSONEncodeError:
+        return json.dumps(value, indent=2, ensure_ascii=False) + "\n"
 
 
 def write_json_file(path: Path, value: Any) -> None:

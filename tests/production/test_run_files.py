@@ -1,0 +1,36 @@
+"""The run directory's JSON files: written as the standard library's indented JSON writes them."""
+
+from __future__ import annotations
+
+import json
+
+from reviews.production.runtime.rundir import json_text, read_json, write_json_file
+
+VALUES = [
+    {"reviews": [], "subjects": {}, "nested": {"a": [1, 2.5, None, True, False, {}]}},
+    {"é": "naïve — ✓ 猫 \U0001f600", "control": "tab\there\nline\x1f\x7f\u2028", "quote": '"\\'},
+    [0.1, -0.0, 1e16, 1e22, 5e-324, 1.7976931348623157e308, 9_223_372_036_854_775_807],
+    "a bare string",
+]
+
+
+def test_the_text_is_what_the_standard_library_indents():
+    for value in VALUES:
+        assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+
+
+def test_what_the_fast_writer_refuses_is_written_by_the_standard_library(tmp_path):
+    """An integer past 64 bits and a key that is not a string, as before: exact, the key as
+    its string."""
+    value = {"big": 2**70, "keys": {1: "one", None: "none"}}
+    assert json_text(value) == json.dumps(value, indent=2, ensure_ascii=False) + "\n"
+    write_json_file(tmp_path / "value.json", value)
+    assert read_json(tmp_path / "value.json") == {
+        "big": 2**70,
+        "keys": {"1": "one", "null": "none"},
+    }
+
+
+def test_a_float_reads_back_as_the_same_number():
+    for number in (1e-05, 3.14159e-07, 123456789.123, 1 / 3):
+        assert json.loads(json_text({"x": number})) == {"x": number}
