@@ -318,15 +318,15 @@ class AttemptHosts:
                 host.wait_ready()
                 self._warm[spec] = (host, files + path_fingerprint(sys_path=host.sys_path))
             host, seen = self._warm[spec]
-            if (
-                host.process.poll() is None
-                and fingerprint(spec=spec, sys_path=host.sys_path) == seen
-            ):
-                return host
-            # Changed under the warm host: retire it; a later attempt starts a new one.
-            del self._warm[spec]
-            self._retired.append(host)
-            return None
+        # Outside the lock: the run's attempts start together, and each stats the route's files.
+        if host.process.poll() is None and fingerprint(spec=spec, sys_path=host.sys_path) == seen:
+            return host
+        with self._lock:
+            # Changed under the warm host: retire it (once); a later attempt starts a new one.
+            if self._warm.get(spec, (None,))[0] is host:
+                del self._warm[spec]
+                self._retired.append(host)
+        return None
 
     def _stderr(self) -> IO[bytes] | int:
         if self.stderr_dir is None:
