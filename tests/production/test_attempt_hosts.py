@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
-from reviews.production.runtime.launcher import start_hosts
-from reviews.production.runtime.tasks import GYM_ROUTE
+from reviews.production.runtime.launcher import start_hosts, start_routes
+from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, expected_routes
 from tests.production.helpers import load, make_review
 from tests.production.test_launcher_and_client import TASK, alive, attempt, runtime_with
 from tests.waiting import wait_until
@@ -257,6 +257,26 @@ def test_a_host_started_early_serves_the_first_attempt(tmp_path):
     finally:
         hosts.close()
     assert wait_dead([early]) == []
+
+
+def test_the_route_a_format_implies_starts_before_any_row_is_read(tmp_path):
+    """Prepared rows are Gym tasks, a folder of tasks Harbor's; a manifest names each record's
+    route, so nothing is started for it before its records are read."""
+    assert expected_routes(source={"format": "skyrl_prepared"}) == (GYM_ROUTE,)
+    assert expected_routes(source={"format": "harbor_directory"}) == (HARBOR_ROUTE,)
+    assert expected_routes(source={"format": "task_manifest"}) == ()
+    runtime = runtime_with(tmp_path, REPORT)
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        before = set(host_children())
+        start_routes(hosts=hosts, routes=[TASK.route], runtime=runtime)
+        early = new_host(before)
+        # The sample's own start finds it started: one host, and the first attempt forks from it.
+        start_hosts(hosts=hosts, tasks=[TASK], runtime=runtime)
+        assert attempt(tmp_path, runtime, hosts=hosts)["parent"] == early
+        assert set(host_children()) - before == {early}
+    finally:
+        hosts.close()
 
 
 def test_a_file_changed_after_the_early_start_means_a_fresh_interpreter(tmp_path):

@@ -113,7 +113,12 @@ def start_hosts(*, hosts: AttemptHosts, tasks: Iterable[Task], runtime: dict[str
     """Start the warm hosts of these tasks' routes in the background (while the run computes
     its identity), so its first attempts do not each wait for a host's start-up. A route the
     runtime cannot run is left for its attempts to refuse, as they would anyway."""
-    for name in sorted({task.route for task in tasks}):
+    start_routes(hosts=hosts, routes={task.route for task in tasks}, runtime=runtime)
+
+
+def start_routes(*, hosts: AttemptHosts, routes: Iterable[str], runtime: dict[str, Any]) -> None:
+    """``start_hosts`` for routes named before any task is read (``tasks.expected_routes``)."""
+    for name in sorted(set(routes)):
         try:
             route = worker_route(route=name, runtime=runtime)
         except ReviewProductionError:

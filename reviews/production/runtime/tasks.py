@@ -167,6 +167,16 @@ def check_task_files(task: Task) -> None:
 RECORD_FIELDS = tuple(f.name for f in fields(Task) if f.name != "confinement")
 
 
+def expected_routes(*, source: dict[str, Any]) -> tuple[str, ...]:
+    """The route a source's format implies before its rows are read: prepared rows are Gym
+    tasks unless a row names a Terminal-Bench task, a folder of tasks is Harbor's; a manifest
+    names each record's route. A warm host for it starts importing (~2 s on the Gym route)
+    while the rows are read and sampled."""
+    return {"skyrl_prepared": (GYM_ROUTE,), "harbor_directory": (HARBOR_ROUTE,)}.get(
+        source.get("format"), ()
+    )
+
+
 def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:
     """Every candidate task of the configured source, in input order."""
     path = Path(source["tasks_path"])

@@ -24,20 +24,22 @@ from reviews.production.runtime.identity import (
     schema_sha256,
     sha256_file,
 )
-from reviews.production.runtime.launcher import start_hosts
+from reviews.production.runtime.launcher import start_hosts, start_routes
 from reviews.production.runtime.rundir import RUN_FILE, SCHEMA_COPY, read_json, write_json_file
 from reviews.production.runtime.sampling import Sample, sample_tasks
-from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, read_tasks
+from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, expected_routes, read_tasks
 
 
 def plan(*, run: Run, reused: list[tuple[str, Path]]) -> dict[str, Any]:
     """The sample, the grading identity, what is reused and the run identity (nothing is
     written)."""
+    # The warm hosts import the route's libraries while the rows are read and the identity is
+    # computed: the format's route at once, any other route the sample names once it is drawn.
+    start_routes(hosts=run.hosts, routes=expected_routes(source=run.source), runtime=run.runtime)
     sample = sample_tasks(
         candidates=read_tasks(source=run.source), n=run.options.n, seed=run.options.seed
     )
     run.sample = sample
-    # The warm hosts import the route's libraries while the identity is computed.
     start_hosts(hosts=run.hosts, tasks=sample.tasks, runtime=run.runtime)
     run.grading = grading_of(run=run, sample=sample)
     identity = _identity(run, sample)
