@@ -1,8 +1,11 @@
 """Benchmark: make_review against a local model server with a fixed 100 ms latency per call.
 
 n = 24 tasks, --jobs 8. Reports the wall time against the ideal ``calls × latency / jobs`` (target:
-ideal / wall ≥ 0.7) and the tool's own overhead per task, excluding model time and the native
-verifier's own time (target ≤ 50 ms).
+ideal / wall ≥ 0.7 on both routes) measured as a reviewer runs it: a fresh process,
+``python manage.py make_review …`` (Django's set-up, the imports, the task file's read, the attempt
+host's start and the process's exit included), the median of ``--repeat`` runs, each with the
+machine's load average beside it. The tool's own overhead per task, excluding model time and the
+native verifier's own time (target ≤ 50 ms), is the CPU of an in-process run.
 
 Two native routes are measured:
 
@@ -15,7 +18,8 @@ Two native routes are measured:
   string comparison as verifier). It isolates make_review's own orchestration from the verifier.
 
 Run: ``DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python benchmarks/make_review.py``
-(no database is used).
+(no database is used; the fresh processes run with the project's default settings, as a
+reviewer's do).
 
 The gym route also reports its judge prompts: prompt tokens per judge call (median,
 max) and the share of them a prefix cache can reuse across the three judges of a task and from the
@@ -175,11 +179,29 @@ def call_count(run_dir: Path) -> int:
     return len(list(run_dir.rglob("call-*"))) + len(list(run_dir.rglob("solver/turn-*")))
 
 
-def measure(*, route: str, n: int, jobs: int, latency: float, root: Path, checkout: Path) -> dict:
+def fresh_run(*, config: Path, n: int, jobs: int, output: Path) -> tuple[float, float]:
+    """One ``manage.py make_review`` as a reviewer starts it, in a process of its own: its wall
+    time from start to exit and the 1-minute load average when it ended."""
+    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    command = [sys.executable, "manage.py", "make_review", "--config", str(config), "--n",
+               str(n), "--jobs", str(jobs), "--output", str(output)]  # fmt: skip
+    started = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True)
+    return time.perf_counter() - started, os.getloadavg()[0]
+
+
+def measure(
+    *, route: str, n: int, jobs: int, latency: float, root: Path, checkout: Path, repeat: int
+) -> dict:
     server = ServerProcess(latency)
     try:
         config = write_config(root / route, server, checkout, route)
         host = host_startup(config=config)
+        fresh = [
+            fresh_run(config=config, n=n, jobs=jobs, output=root / route / f"run-fresh-{index}")
+            for index in range(repeat)
+        ]
+        fresh_calls = call_count(root / route / "run-fresh-0")
         results = {}
         for label, job_count in (("concurrent", jobs), ("sequential", 1)):
             output = root / route / f"run-{label}"
@@ -203,6 +225,8 @@ def measure(*, route: str, n: int, jobs: int, latency: float, root: Path, checko
         server.close()
     concurrent, sequential = results["concurrent"], results["sequential"]
     ideal = concurrent["calls"] * latency / jobs
+    walls = [wall for wall, _ in fresh]
+    fresh_wall = statistics.median(walls)
     # make_review's own work (sampling, evidence bundles, validation, files, launching workers) is
     # the CPU time of this process: native workers are child processes and the model is another
     # process, so neither is counted. The one-time jsonschema import is reported apart.
@@ -214,10 +238,14 @@ def measure(*, route: str, n: int, jobs: int, latency: float, root: Path, checko
         "n": n,
         "jobs": jobs,
         "latency_ms": latency * 1000,
-        "calls": concurrent["calls"],
-        "wall_s": round(concurrent["wall"], 2),
+        "calls": fresh_calls,
+        "fresh_wall_s": round(fresh_wall, 2),
+        "fresh_walls_s": [round(wall, 2) for wall in walls],
+        "loads": [round(load, 1) for _, load in fresh],
         "ideal_s": round(ideal, 2),
-        "ideal_over_wall": round(ideal / concurrent["wall"], 2),
+        "ideal_over_fresh_wall": round(ideal / fresh_wall, 2),
+        "in_process_wall_s": round(concurrent["wall"], 2),
+        "ideal_over_in_process_wall": round(ideal / concurrent["wall"], 2),
         "sequential_wall_s": round(sequential["wall"], 2),
         "native_worker_s_per_task": round(verifier_own, 3),
         "startup_cpu_s": round(startup, 2),
@@ -232,13 +260,18 @@ def emit_rows(*, report: dict) -> None:
     """The route's figures for the `make bench` table: throughput against the ideal (every call
     waiting its latency, ``jobs`` at a time — the floor) and make_review's own CPU per task."""
     route = f"{report['route']} route, n={report['n']}, jobs={report['jobs']}"
+    loads = "–".join(f"{load:g}" for load in (min(report["loads"]), max(report["loads"])))
     emit_against_ideal(
         benchmark="make_review",
-        figure=f"model calls per second, {route}",
+        figure=f"model calls per second, fresh `manage.py make_review` process (median of "
+        f"{len(report['fresh_walls_s'])}, load {loads}), {route}",
         calls=report["calls"],
-        wall=report["wall_s"],
+        wall=report["fresh_wall_s"],
         ideal=report["ideal_s"],
     )
+    emit(row=Row(benchmark="make_review", figure=f"wall time against the ideal, in process "
+                 f"(no start-up or exit), {route}", value=report["ideal_over_in_process_wall"],
+                 unit="× ideal"))  # fmt: skip
     emit_limit(benchmark="make_review", figure=f"own CPU per task, {route}",
                value=report["own_cpu_ms_per_task"], unit="ms", at_most=50)  # fmt: skip
     emit_native_rows(report=report, route=route)
@@ -299,9 +332,6 @@ def emit_native_rows(*, report: dict, route: str) -> None:
                f"{route}", value=report["native_cpu_beyond_environment_ms"], unit="ms",
                at_most=100)  # fmt: skip
     if report["route"] == "gym":
-        emit(row=Row(benchmark="make_review", figure=f"wall time against the ideal, {route}",
-                     value=report["ideal_over_wall"], unit="× ideal", goal_operator=">=",
-                     goal=0.5))  # fmt: skip
         for label, value in report["host_startup_cpu_s"].items():
             figure = f"attempt host start-up CPU, {label} bytecode cache, once per run, {route}"
             emit(row=Row(benchmark="make_review", figure=figure, value=value, unit="s"))
@@ -416,6 +446,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=8)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--route", choices=("gym", "contract", "both"), default="both")
+    parser.add_argument("--repeat", type=int, default=5, help="fresh processes per route")
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-make-review-") as temporary:
         root = Path(temporary)
@@ -431,6 +462,7 @@ def main() -> None:
                 latency=options.latency,
                 root=root,
                 checkout=checkout,
+                repeat=options.repeat,
             )
             print(json.dumps(report))
             emit_rows(report=report)
