@@ -94,10 +94,16 @@ format: install ## apply ruff fixes and formatting
 	$(UV) run --frozen ruff check --fix .
 	$(UV) run --frozen ruff format .
 
+# Datasette, the benchmarks' reference server, in an environment of its own (built once), never
+# the project's: its own libraries would change the project's locked ones.
+BENCH_DATASETTE_ENV ?= $(HOME)/.cache/atlas-bench/datasette-venv
+DATASETTE_VERSION ?= 0.65.5
 bench: install ## every benchmark to the end, one table against the floors (PostgreSQL via DATABASE_URL)
 	@test -n "$$DATABASE_URL" || { echo "DATABASE_URL is not set (a PostgreSQL server)"; exit 2; }
-	$(UV) sync --frozen --compile-bytecode --group bench
-	$(BENCH) benchmarks/run.py --output var/bench-table.md
+	test -x "$(BENCH_DATASETTE_ENV)/bin/datasette" || { $(UV) venv --quiet "$(BENCH_DATASETTE_ENV)" \
+		&& $(UV) pip install --quiet --python "$(BENCH_DATASETTE_ENV)/bin/python" \
+			"datasette==$(DATASETTE_VERSION)"; }
+	ATLAS_BENCH_DATASETTE="$(BENCH_DATASETTE_ENV)/bin/datasette" $(BENCH) benchmarks/run.py --output var/bench-table.md
 
 clean: ## remove generated files (the environment, the SQLite database, dist/)
 	rm -rf .venv .tools dist var staticfiles test-artifacts

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import http.client
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -15,6 +16,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+# Datasette lives in an environment of its own (`make bench` builds it; never the project's, whose
+# locked libraries it would otherwise pull along): this variable names its executable, else the
+# one on PATH.
+DATASETTE_ENV = "ATLAS_BENCH_DATASETTE"
 # The same for the project and its raw floor, so both pay the same HTTP cost. Two workers on this
 # 2-core machine; the client asks one request at a time.
 GUNICORN_WORKERS = "2"
@@ -103,12 +108,19 @@ def gunicorn(*, name: str, app: str, env: dict[str, str], path: str, log: Path) 
     return start(name=name, command=command, port=port, env=env, path=path, log=log)
 
 
+def datasette_executable() -> str:
+    found = os.environ.get(DATASETTE_ENV) or shutil.which("datasette")
+    if not found:
+        raise RuntimeError(f"Datasette not found: set {DATASETTE_ENV} (make bench builds one)")
+    return found
+
+
 def datasette(*, database: Path, env: dict[str, str], path: str, log: Path) -> Server:
     port = free_port()
     # Immutable (read-only, as Datasette publishes data); facet suggestions off because the
     # project's list answers compute no such thing; the time limits raised so a 100,000-row count
     # and its facets are answered, not cut.
-    command = [str(BIN / "datasette"), "serve", "--immutable", str(database), "--port", str(port),
+    command = [datasette_executable(), "serve", "--immutable", str(database), "--port", str(port),
                "--setting", "suggest_facets", "off", "--setting", "sql_time_limit_ms", "20000",
                "--setting", "facet_time_limit_ms", "20000",
                "--setting", "max_returned_rows", "1000"]  # fmt: skip
