@@ -259,6 +259,21 @@ def test_a_host_started_early_serves_the_first_attempt(tmp_path):
     assert wait_dead([early]) == []
 
 
+def test_a_contract_workers_attempt_finds_the_http_client_imported(tmp_path):
+    """Forked from its route's host, a worker of the contract finds the standard library's HTTP
+    client already imported; in a fresh interpreter (the fallback) it imports it itself."""
+    first = "import os, sys\nWARM = 'urllib.request' in sys.modules\nimport json"
+    body = REPORT.replace("import json, os, sys", first)
+    body = body.replace('"parent": os.getppid(),', '"parent": os.getppid(), "warm": WARM,')
+    runtime = runtime_with(tmp_path, body)
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        assert attempt(tmp_path, runtime, hosts=hosts)["warm"] is True
+    finally:
+        hosts.close()
+    assert attempt(tmp_path, runtime, hosts=None)["warm"] is False
+
+
 def test_the_route_a_format_implies_starts_before_any_row_is_read(tmp_path):
     """Prepared rows are Gym tasks, a folder of tasks Harbor's; a manifest names each record's
     route, so nothing is started for it before its records are read."""

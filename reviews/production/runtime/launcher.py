@@ -23,7 +23,13 @@ from typing import Any
 
 from reviews.production.runtime.concurrency import tracked_group
 from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
-from reviews.production.runtime.hosts import GYM_WARM_MODULES, AttemptHosts, HostSpec, hosted
+from reviews.production.runtime.hosts import (
+    CONTRACT_WARM_MODULES,
+    GYM_WARM_MODULES,
+    AttemptHosts,
+    HostSpec,
+    hosted,
+)
 from reviews.production.runtime.rundir import task_folder, write_json_file
 from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
 
@@ -100,12 +106,13 @@ def worker_route(*, route: str, runtime: dict[str, Any]) -> WorkerRoute:
 
 
 def host_spec(*, route: WorkerRoute) -> HostSpec:
-    """The route's attempt host: the built-in Gym worker's warms up with the Gym library."""
+    """The route's attempt host: the built-in Gym worker's warms up with the Gym library, any
+    other with the standard library's JSON and HTTP client."""
     return HostSpec(
         python=route.python,
         script=route.script,
         pythonpath=route.pythonpath,
-        warm=GYM_WARM_MODULES if route.script == GYM_WORKER else (),
+        warm=GYM_WARM_MODULES if route.script == GYM_WORKER else CONTRACT_WARM_MODULES,
     )
 
 
