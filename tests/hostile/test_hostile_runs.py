@@ -34,7 +34,7 @@ from tests.production.conftest import (  # noqa: F401 - fixtures used by name
     session_checkout,
     write_config,
 )
-from tests.production.helpers import load
+from tests.production.helpers import load, make_review
 
 pytestmark = pytest.mark.slow
 
@@ -158,3 +158,28 @@ def test_an_attempt_pointing_at_another_runs_execution_is_refused(
         *reproduce(run, tmp_path / "reproduction")
     )
     assert not (tmp_path / "reproduction").exists()
+
+
+def test_reused_evidence_that_leads_out_of_the_run_is_refused(tmp_path, write_config):
+    """``make_review --reuse`` of a run whose evidence names ``../../../PLANT.txt``: refused
+    before any reused file is copied, nothing planted above the output."""
+    config = write_config(rows=3)
+    earlier = tmp_path / "a" / "b" / "earlier"
+    make_review("--config", str(config), "--n", "2", "--seed", "7", "--output", str(earlier))
+    collection = load(earlier / "quality-reviews.json")
+    runtime = next(r for r in collection["reviews"] if r["method"] == "runtime_execution")
+    runtime["evidence"][0]["snapshot_path"] = "../../../PLANT.txt"
+    write(earlier / "quality-reviews.json", collection)
+    (tmp_path / "PLANT.txt").write_text("planted", encoding="utf-8")  # what the path reads
+    output = tmp_path / "runs" / "later"
+    output.parent.mkdir()
+    with pytest.raises(CommandError) as refused:
+        make_review(
+            "--config", str(config), "--n", "3", "--output", str(output), "--reuse", str(earlier)
+        )  # fmt: skip
+    assert str(refused.value) == (
+        "A reused review names a path outside its run: '../../../PLANT.txt'"
+    )
+    # Where the copy would have landed: output/reused/<id>/../../../ is the output's parent.
+    assert not (output.parent / "PLANT.txt").exists()
+    assert not list(tmp_path.rglob("reused"))

@@ -27,6 +27,7 @@ from typing import Any, TextIO
 from reviews.production.curation import records
 from reviews.production.curation.atlas_row import read_atlas_row
 from reviews.production.curation.saved_runs import SavedRun
+from reviews.production.format.path_safety import relative_form, resolves_inside
 from reviews.production.format.synthesis_selection import is_source_synthesis
 from reviews.production.make_review import records as production_records
 from reviews.production.make_review.opinions import AnswersRefused, budget_advice
@@ -274,6 +275,24 @@ def _pool_listing(options: SynthesiseOptions) -> list[dict[str, Any]]:
         return atlas.review_pool(options.atlas_id)
 
 
+def pool_folder(output: Path, review_id: object) -> Path:
+    """``output/pool/<review id>/``, refused unless the id the pool (an Atlas's answer or a
+    fetched copy) names is one folder name that stays there once links are followed."""
+    relative = relative_form(review_id)
+    root = output / POOL_DIR
+    if (
+        not isinstance(review_id, str)
+        or relative != review_id
+        or "/" in relative
+        or relative == "."
+        or not resolves_inside(root / relative, root.resolve())
+    ):
+        raise CurationRefused(
+            f"The review pool names a review id that is no folder name: {review_id!r}"
+        )
+    return root / relative
+
+
 def _gather(
     *, options: SynthesiseOptions, listed: list[dict[str, Any]], output: Path
 ) -> list[PoolCollection]:
@@ -289,7 +308,7 @@ def _gather(
                 raise CurationRefused(
                     f"{directory} names no published review (fetch it with fetch_review)"
                 )
-            target = output / POOL_DIR / review_id
+            target = pool_folder(output, review_id)
             shutil.copytree(saved.root, target)
             pool.append(
                 PoolCollection(
@@ -302,9 +321,9 @@ def _gather(
             )
         return pool
     assert options.atlas
+    targets = [pool_folder(output, entry.get("id")) for entry in listed]
     with AtlasClient(options.atlas) as atlas:
-        for entry in listed:
-            target = output / POOL_DIR / entry["id"]
+        for entry, target in zip(listed, targets, strict=True):
             record = atlas.fetch_review(review_id=entry["id"], output=target)
             pool.append(
                 PoolCollection(

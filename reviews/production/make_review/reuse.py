@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.format.evidence_set import ARCHIVED_PATTERN
+from reviews.production.format.path_safety import relative_form, resolves_inside
 from reviews.production.make_review.judges import JUDGE_COUNT
 from reviews.production.runtime.atlas_client import AtlasClient
 from reviews.production.runtime.errors import ReviewProductionError
@@ -263,17 +264,21 @@ class ReusePlan:
                     },
                 )
             )
-            for item in review["evidence"]:
-                _copy(
-                    source.root / item["snapshot_path"],
-                    run_dir / source.prefix / item["snapshot_path"],
-                )
+        # Every name is checked before any file is copied: a path the reused run names leads
+        # nowhere outside it, nor outside this run once prefixed.
+        paths = [item["snapshot_path"] for review in panel.reviews for item in review["evidence"]]
         # The whole saved execution, not only what the reviews cite: its native input and solver
         # turns are what reproduce_defect re-runs from this run later.
         execution = (panel.reviews[0].get("attributes") or {}).get("execution_path")
         if isinstance(execution, str):
-            for path in _execution_files(source.root, execution):
-                _copy(source.root / path, run_dir / source.prefix / path)
+            _confined(source.root, execution)
+            paths += _execution_files(source.root, execution)
+        pairs = [
+            (_confined(source.root, path), _confined(run_dir, source.prefix + str(path)))
+            for path in paths
+        ]
+        for source_path, target in pairs:
+            _copy(source_path, target)
         tags = [
             _retagged(tag, renamed)
             for tag in source.collection.get("tag_assignments") or []
@@ -367,6 +372,15 @@ def _execution_files(root: Path, execution: str) -> list[str]:
         if path.is_file()
         and ARCHIVED_PATTERN.fullmatch(relative := path.relative_to(root).as_posix())
     )
+
+
+def _confined(root: Path, name: object) -> Path:
+    """``root / name`` when ``name`` is a relative name that stays inside ``root`` once links
+    are followed (``format.path_safety``), else refused."""
+    relative = relative_form(name)
+    if relative is None or not resolves_inside(root / relative, Path(root).resolve()):
+        raise ReviewProductionError(f"A reused review names a path outside its run: {name!r}")
+    return root / relative
 
 
 def _copy(source: Path, target: Path) -> None:

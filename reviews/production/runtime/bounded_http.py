@@ -51,6 +51,7 @@ class Answer:
     status: int
     body: bytes
     seconds: float
+    headers: dict[str, str] = field(default_factory=dict)  # names in lower case
 
     @property
     def text(self) -> str:
@@ -190,6 +191,7 @@ class BoundedHttp:
                     if call.ended is not None or time.monotonic() >= call.deadline:
                         break
                 status = response.status_code
+                answered = {name.lower(): value for name, value in response.headers.items()}
         except CallFailed:
             raise
         except httpx.TimeoutException as exc:
@@ -206,7 +208,7 @@ class BoundedHttp:
         ended = self._ended(call, timeout, partial=bytes(received))
         if ended is not None:
             raise ended
-        return Answer(status=status, body=bytes(received), seconds=call.elapsed)
+        return Answer(status=status, body=bytes(received), seconds=call.elapsed, headers=answered)
 
     def _ended(self, call: InFlight, timeout: float, *, partial: bytes) -> CallFailed | None:
         """Why the watchdog (or the deadline check between chunks) ended the call, if it did."""
