@@ -15,7 +15,12 @@ from pathlib import Path
 import pytest
 
 from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
-from reviews.production.runtime.launcher import start_hosts, start_routes
+from reviews.production.runtime.launcher import (
+    host_spec,
+    start_hosts,
+    start_routes,
+    worker_route,
+)
 from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, expected_routes
 from tests.production.helpers import load, make_review
 from tests.production.test_launcher_and_client import TASK, alive, attempt, runtime_with
@@ -257,6 +262,26 @@ def test_a_host_started_early_serves_the_first_attempt(tmp_path):
     finally:
         hosts.close()
     assert wait_dead([early]) == []
+
+
+def test_a_closed_host_ends_at_once_without_finalising_its_libraries(tmp_path):
+    """Closing a host ends it as its attempts end (``os._exit``): the attempts it served have
+    answered, and the exit work of what it imported (here an exit handler) is never run."""
+    library = tmp_path / "lib"
+    library.mkdir()
+    finalised = tmp_path / "finalised"
+    (library / "heavy.py").write_text(
+        f"import atexit, pathlib\natexit.register(pathlib.Path({str(finalised)!r}).touch)\n"
+    )
+    runtime = runtime_with(tmp_path, REPORT)
+    runtime["workers"]["custom"]["pythonpath"] = [str(library)]
+    hosts = AttemptHosts(cache_dir=None)
+    spec = host_spec(route=worker_route(route="custom", runtime=runtime))
+    hosts.start(replace(spec, warm=("heavy",)))
+    host = hosts.host_for(replace(spec, warm=("heavy",)))
+    assert host is not None
+    hosts.close()
+    assert host.process.returncode == 0 and not finalised.exists()
 
 
 def test_a_contract_workers_attempt_finds_the_http_client_imported(tmp_path):
