@@ -28,11 +28,15 @@ $(CURDIR)/.tools/bin/uv:
 
 # Bytecode is compiled at install, the packages' by uv and the project's by compileall: a process
 # that may not write a bytecode cache (PYTHONDONTWRITEBYTECODE, a read-only checkout) would
-# otherwise compile every module it imports at every start, most of a cold `make run`.
+# otherwise compile every module it imports at every start, most of a cold `make run`. The native
+# attempt hosts read theirs from the native bytecode cache (never beside the sources): what a Gym
+# host imports with this interpreter is compiled there too.
 PROJECT_CODE := atlas reviews difficulty config
 .venv/.installed: pyproject.toml uv.lock | $(UV)
 	$(UV) sync --frozen --compile-bytecode
 	$(UV) run --frozen python -m compileall -q -j 0 $(PROJECT_CODE) > /dev/null
+	$(UV) run --frozen python -c \
+		"from reviews.production.runtime.launcher import prime_native_bytecode as p; p()"
 	@touch $@
 
 install: .venv/.installed ## create the environment from uv.lock (bytecode compiled)

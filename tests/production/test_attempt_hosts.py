@@ -17,6 +17,7 @@ import pytest
 from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
 from reviews.production.runtime.launcher import (
     host_spec,
+    prime_native_bytecode,
     start_hosts,
     start_routes,
     worker_route,
@@ -262,6 +263,22 @@ def test_a_host_started_early_serves_the_first_attempt(tmp_path):
     finally:
         hosts.close()
     assert wait_dead([early]) == []
+
+
+def test_install_compiles_the_gym_hosts_libraries_into_the_native_cache(tmp_path, monkeypatch):
+    """make install primes the native bytecode cache: pandas and numpy compiled by this
+    interpreter, where a host reads them (the cache mirrors each source's absolute path)."""
+    import numpy
+    import pandas.core.frame
+
+    cache = tmp_path / "native-bytecode"
+    monkeypatch.setenv(BYTECODE_CACHE_ENV, str(cache))
+    prime_native_bytecode()
+    tag = sys.implementation.cache_tag
+    for module in (numpy, pandas.core.frame):
+        source = Path(module.__file__)
+        cached = cache / source.parent.relative_to("/") / f"{source.stem}.{tag}.pyc"
+        assert cached.is_file()
 
 
 def test_a_closed_host_ends_at_once_without_finalising_its_libraries(tmp_path):

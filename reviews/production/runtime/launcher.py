@@ -14,6 +14,7 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterable
@@ -29,6 +30,7 @@ from reviews.production.runtime.hosts import (
     AttemptHosts,
     HostSpec,
     hosted,
+    native_bytecode_cache,
 )
 from reviews.production.runtime.rundir import task_folder, write_json_file
 from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
@@ -114,6 +116,20 @@ def host_spec(*, route: WorkerRoute) -> HostSpec:
         pythonpath=route.pythonpath,
         warm=GYM_WARM_MODULES if route.script == GYM_WORKER else CONTRACT_WARM_MODULES,
     )
+
+
+def prime_native_bytecode() -> None:
+    """At install (``make install``): what a warm Gym host imports (pandas, numpy, pydantic and
+    the rest of ``GYM_WARM_MODULES``), compiled by this interpreter into the native bytecode
+    cache, as a run's host would compile it. The first run's host then starts in ~0.8 s of CPU
+    instead of ~2.7 s; a route's other interpreter or checkout still compiles its own files on
+    its first run."""
+    hosts = AttemptHosts(cache_dir=native_bytecode_cache())
+    try:
+        hosts.host_for(HostSpec(python=sys.executable, script=GYM_WORKER, pythonpath=(),
+                                warm=GYM_WARM_MODULES))  # fmt: skip
+    finally:
+        hosts.close()
 
 
 def start_hosts(*, hosts: AttemptHosts, tasks: Iterable[Task], runtime: dict[str, Any]) -> None:
