@@ -9,6 +9,7 @@ elsewhere row tuples from a server-side cursor go through the C csv writer in ba
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator
 
 import psycopg
@@ -164,8 +165,14 @@ def copy_chunks(*, queryset: QuerySet[Source]) -> Iterator[bytes]:
 
 
 def csv_response(*, queryset: QuerySet[Source]) -> StreamingHttpResponse:
+    chunks = csv_chunks(queryset=queryset)
+    # The first chunk is read here, inside the view (it runs the query): a database that cannot
+    # be reached is then an error the view raises, answered 503 with Retry-After
+    # (atlas.web.unavailable), not one raised after a 200 began streaming. A connection lost
+    # later ends the stream short, never as a complete-looking file.
+    first = next(chunks)
     response = StreamingHttpResponse(
-        csv_chunks(queryset=queryset), content_type="text/csv; charset=utf-8"
+        itertools.chain((first,), chunks), content_type="text/csv; charset=utf-8"
     )
     response["Content-Disposition"] = f'attachment; filename="{FILENAME}"'
     return response

@@ -3,9 +3,12 @@ database. Never a 500: a 503 with ``Retry-After`` and the reason, JSON on the AP
 
 - Work handed to a broker that cannot be reached raises ``BrokerUnavailable``
   (``atlas.services.broker``), answered here with its reason.
-- A database error that reaches a view is a 503. A read (GET, HEAD) whose connection had dropped —
-  a database restart closes every connection — is run once more on a new connection first: a
-  restart that is over answers the read, one still under way answers 503.
+- A database error that reaches a view is a 503 (Django's or the driver's own, see
+  ``DATABASE_DOWN_ERRORS``); so is one the CSV export meets before its first bytes, which it
+  reads inside the view (``atlas.export.csv_export.csv_response``). A read (GET, HEAD) whose
+  connection had dropped — a database restart closes every connection — is run once more on a
+  new connection first: a restart that is over answers the read, one still under way answers
+  503.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+import psycopg
 from django.db import DatabaseError, InterfaceError, OperationalError, connections
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.html import escape
@@ -26,6 +30,14 @@ from atlas.web.errors import API_PREFIX
 
 logger = logging.getLogger(__name__)
 
+# Django's wrapped errors, and the driver's own: the sync's bulk writes and the export's COPY talk
+# to psycopg's cursor directly, and a connection lost there raises psycopg's error unwrapped.
+DATABASE_DOWN_ERRORS = (
+    OperationalError,
+    InterfaceError,
+    psycopg.OperationalError,
+    psycopg.InterfaceError,
+)
 RETRY_AFTER_SECONDS = 10
 DATABASE_DOWN = "The database is unreachable; try again shortly."
 IDEMPOTENT = frozenset({"GET", "HEAD"})
@@ -65,7 +77,7 @@ class UnavailablePartsMiddleware:
     def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
         if isinstance(exception, BrokerUnavailable):
             return unavailable_response(request, reason=str(exception))
-        if not isinstance(exception, (OperationalError, InterfaceError)):
+        if not isinstance(exception, DATABASE_DOWN_ERRORS):
             return None
         dropped = _drop_broken_connections()
         if dropped and request.method in IDEMPOTENT and not getattr(request, _RETRIED, False):

@@ -262,3 +262,40 @@ def test_a_database_restart_answers_503_then_recovers(catalog):
     finally:
         relay.down()
     assert Source.objects.count() == 2
+
+
+def test_the_csv_export_and_a_forced_sync_answer_503_when_the_database_is_cut(catalog, curator):
+    """``/export.csv`` reads its first rows inside the view, and a forced sync's own COPY meets
+    the driver's error: a cut database is a 503 with Retry-After for both, never a 500."""
+    _, token = curator
+    relay = Relay()
+    relay.up()
+    environment = {
+        "DATABASE_URL": database_url(port=relay.port),
+        "ATLAS_CATALOG_PATH": str(catalog),
+    }
+    before = sorted(Source.objects.values_list("id", "payload", "active", "quality"))
+    try:
+        for url in serve(environment):
+            exported = requests.get(url + "/export.csv", timeout=10)
+            assert exported.status_code == 200 and len(exported.text.splitlines()) == 3
+            relay.down()
+            assert_unavailable(requests.get(url + "/export.csv", timeout=30), DATABASE_DOWN)
+            relay.up()
+            # Cut as the export's COPY is sent: the read runs again on a new connection.
+            relay.trap = b"COPY"
+            again = requests.get(url + "/export.csv", timeout=10)
+            assert relay.trap is None
+            assert (again.status_code, again.text) == (200, exported.text)
+            # Cut in the middle of a forced sync run in the request (a script's token).
+            relay.trap = b"catalog_sources"
+            forced = requests.post(
+                url + "/api/refresh/?force=true",
+                headers={"Authorization": f"Token {token}"},
+                timeout=30,
+            )
+            assert relay.trap is None, (forced.status_code, forced.text[:300])
+            assert_unavailable(forced, DATABASE_DOWN)
+    finally:
+        relay.down()
+    assert sorted(Source.objects.values_list("id", "payload", "active", "quality")) == before
