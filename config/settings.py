@@ -263,6 +263,7 @@ ATLAS_DIFFICULTY_PROTOCOLS = env_path(
     "ATLAS_DIFFICULTY_PROTOCOLS", BASE_DIR / "difficulty" / "protocols.toml"
 )
 ATLAS_MAX_EXTRACTED_BYTES = int(os.environ.get("ATLAS_MAX_EXTRACTED_BYTES", str(2 * 2**30)))
+ATLAS_MAX_ARCHIVE_ENTRIES = int(os.environ.get("ATLAS_MAX_ARCHIVE_ENTRIES", "50000"))
 
 LOGGING = {
     "version": 1,

@@ -1,7 +1,8 @@
 """Safe extraction of uploaded run-directory archives (.tar.gz or .zip).
 
 Every entry is checked before anything is extracted: absolute paths, `..`, links and devices are
-refused, and the declared and the actually decompressed size are both bounded.
+refused, the number of entries is bounded, and the declared and the actually decompressed size
+are both bounded.
 """
 
 from __future__ import annotations
@@ -26,6 +27,10 @@ from reviews.production.format.path_safety import relative_form, resolves_inside
 DEFAULT_MAX_PUBLICATION_BYTES = 512 * 1024 * 1024
 DEFAULT_MAX_EXTRACTED_BYTES = 4 * DEFAULT_MAX_PUBLICATION_BYTES
 DEFAULT_MAX_EXPANSION_RATIO = 100
+# Entries an archive may hold: each costs a file system operation however small it is (300,000
+# empty files kept a worker busy for minutes), and a run directory of a thousand tasks holds a
+# few tens of thousands of files.
+DEFAULT_MAX_ARCHIVE_ENTRIES = 50_000
 CHUNK = 256 * 1024
 
 
@@ -51,6 +56,14 @@ def max_publication_bytes() -> int:
 
 def max_extracted_bytes() -> int:
     return int(getattr(settings, "ATLAS_MAX_EXTRACTED_BYTES", DEFAULT_MAX_EXTRACTED_BYTES))
+
+
+def max_archive_entries() -> int:
+    return int(getattr(settings, "ATLAS_MAX_ARCHIVE_ENTRIES", DEFAULT_MAX_ARCHIVE_ENTRIES))
+
+
+def _too_many_entries(limit: int) -> ArchiveTooLarge:
+    return ArchiveTooLarge(f"Publication archive holds more than {limit} entries")
 
 
 def archive_format(name: str) -> str:
@@ -136,11 +149,14 @@ def _unsafe(name: str) -> ArchiveRejected:
 
 @contextmanager
 def _tar_entries(archive: Path) -> Iterator:
+    limit = max_archive_entries()
     with tarfile.open(archive, mode="r:gz") as bundle:
-        members = bundle.getmembers()
         entries = []
         by_name = {}
-        for member in members:
+        # Member by member, so counting stops at the limit before the rest is even read.
+        for member in bundle:
+            if len(entries) >= limit:
+                raise _too_many_entries(limit)
             relative = relative_form(member.name)
             if relative is None or not (member.isfile() or member.isdir()):
                 raise _unsafe(member.name)
@@ -158,7 +174,10 @@ def _tar_entries(archive: Path) -> Iterator:
 
 @contextmanager
 def _zip_entries(archive: Path) -> Iterator:
+    limit = max_archive_entries()
     with zipfile.ZipFile(archive) as bundle:
+        if len(bundle.infolist()) > limit:
+            raise _too_many_entries(limit)
         entries = []
         for info in bundle.infolist():
             relative = relative_form(info.filename)

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import tarfile
+import zipfile
 
 import pytest
 from django.core.management import call_command
@@ -224,3 +225,27 @@ def test_unsafe_archive_members(tmp_path, members, message):
     with pytest.raises(ArchiveRejected, match=f"^{message}$"):
         extract_archive(archive=archive, name="run.tar.gz", destination=tmp_path / "out")
     assert not (tmp_path / "escape.json").exists()
+
+
+@pytest.mark.parametrize("kind", ["tar", "zip"])
+def test_an_archive_of_too_many_entries_is_refused_before_extraction(tmp_path, settings, kind):
+    """300,000 empty files kept a worker busy for minutes: the count is bounded first, and
+    nothing is extracted."""
+    settings.ATLAS_MAX_ARCHIVE_ENTRIES = 1000
+    names = [f"tasks/{n:05d}.json" for n in range(1001)]
+    archive = tmp_path / f"run.{'tar.gz' if kind == 'tar' else 'zip'}"
+    if kind == "tar":
+        archive.write_bytes(tar_with([member(name, b"") for name in names]).getvalue())
+    else:
+        with zipfile.ZipFile(archive, "w") as bundle:
+            for name in names:
+                bundle.writestr(name, b"")
+    with pytest.raises(
+        ArchiveRejected, match=r"^Publication archive holds more than 1000 entries$"
+    ):
+        extract_archive(archive=archive, name=archive.name, destination=tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+    # At the limit it is extracted.
+    settings.ATLAS_MAX_ARCHIVE_ENTRIES = 1001
+    extract_archive(archive=archive, name=archive.name, destination=tmp_path / "out")
+    assert len(list((tmp_path / "out" / "tasks").iterdir())) == 1001
