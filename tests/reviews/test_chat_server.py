@@ -97,3 +97,19 @@ def test_the_demo_model_is_served_on_the_port_asked_for_until_stopped(capsys):
     assert opinion["summary"].startswith(EXAMPLE_NOTICE)
     with pytest.raises(httpx.ConnectError):
         httpx.get(f"{base_url}/models")
+
+
+def test_what_it_keeps_and_accepts_is_bounded():
+    """A server left running (``serve`` keeps nothing) must not grow with every body it was
+    sent: it keeps the newest ``keep`` requests and refuses a body over its limit unread."""
+    answer = completion("ok", model="m")
+    with (
+        ChatServer(default=lambda request: answer, keep=2, max_body_bytes=1000) as server,
+        httpx.Client(base_url=server.base_url) as client,
+    ):
+        for n in range(3):
+            client.post("/chat/completions", json={"model": f"m{n}", "messages": []})
+        refused = client.post("/chat/completions", content=b"x" * 1001)
+    assert [r.model for r in server.requests] == ["m1", "m2"]
+    assert refused.status_code == 413
+    assert refused.json() == {"error": "request body missing a length or over the server's limit"}

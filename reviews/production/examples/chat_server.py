@@ -19,6 +19,10 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+# A request body larger than any prompt a review sends (a judge's evidence is bounded far below).
+MAX_BODY_BYTES = 32 * 1024 * 1024
+TOO_LARGE = "request body missing a length or over the server's limit"
+
 
 @dataclass(frozen=True)
 class RecordedRequest:
@@ -98,10 +102,20 @@ class ChatServer:
     ``base_url`` takes."""
 
     def __init__(
-        self, *, latency: float = 0.0, default: Responder | None = None, port: int = 0
+        self,
+        *,
+        latency: float = 0.0,
+        default: Responder | None = None,
+        port: int = 0,
+        keep: int | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         self.port = port
         self.latency = latency
+        # How many requests ``requests`` keeps, the newest (None: all, as tests read them; a
+        # server left running keeps few, or its memory grows with every body it was sent).
+        self.keep = keep
+        self.max_body_bytes = max_body_bytes
         self.default = default
         self.models: dict[str, Responder] = {}
         self.requests: list[RecordedRequest] = []
@@ -148,6 +162,8 @@ class ChatServer:
     def record(self, request: RecordedRequest) -> None:
         with self.lock:
             self.requests.append(request)
+            if self.keep is not None and len(self.requests) > self.keep:
+                del self.requests[: len(self.requests) - self.keep]
 
     def chat_requests(self) -> list[RecordedRequest]:
         with self.lock:
@@ -178,8 +194,13 @@ class ChatServer:
                 server.send(self, server.describe(self.path))
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                raw = self.rfile.read(length)
+                declared = self.headers.get("Content-Length") or "0"
+                if not declared.isdigit() or int(declared) > server.max_body_bytes:
+                    # Refused unread: the connection is closed rather than drained.
+                    self.close_connection = True
+                    server.send(self, Reply(status=413, body={"error": TOO_LARGE}))
+                    return
+                raw = self.rfile.read(int(declared))
                 try:
                     body = json.loads(raw)
                 except ValueError:

@@ -33,7 +33,8 @@ def main(argv: list[str] | None = None, *, stop: threading.Event | None = None) 
     parser.add_argument("--port", type=int, default=8009, help="port on 127.0.0.1 (0: any)")
     options = parser.parse_args(argv)
     stop = stop or threading.Event()
-    with ChatServer(default=demo_model(), port=options.port) as server:
+    # Served until stopped: it records no request (each body would stay in memory).
+    with ChatServer(default=demo_model(), port=options.port, keep=0) as server:
         print(f"Scripted example model at {server.base_url} (Ctrl-C stops it)", flush=True)
         with contextlib.suppress(KeyboardInterrupt):
             stop.wait()
