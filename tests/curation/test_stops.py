@@ -6,6 +6,7 @@ its own process, the real gsm8k verifier behind it."""
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import shutil
 import signal
@@ -102,6 +103,34 @@ def test_ctrl_c_stops_reproduce_defect_with_one_line_and_leaves_nothing(
     )
     assert finished.returncode == 0, finished.stderr
     assert load(output / "reproduction.json")["reproduced"] is True
+
+
+def test_ctrl_c_while_a_curator_command_loads_is_one_line_too(tmp_path):
+    """Django and a command load for a second or two on a busy machine: a Ctrl-C then is one
+    line and the shell's status, never a traceback of the import under way."""
+    marker = tmp_path / "loading"
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "tests.curation.settings_that_wait",
+        "ATLAS_TEST_LOADING_MARKER": str(marker),
+    }
+    output = tmp_path / "resolution"
+    command = manage(
+        "validate_fix", "--confirming", str(tmp_path / "reproduction"),
+        "--review", str(tmp_path / "review"), "--output", str(output),
+    )  # fmt: skip
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for(marker.exists, what="Django to load the settings")
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert (process.returncode, stderr, stdout) == (130, "Interrupted\n", "")
+    assert not output.exists()
 
 
 def on_small_disk(disk: Path, command: list[str]) -> subprocess.CompletedProcess[str]:
