@@ -194,13 +194,13 @@ def test_a_full_disk_stops_fetch_review_with_one_line_and_leaves_nothing(
     assert load(output / "atlas-review.json")["review_id"] == review_id
 
 
-@pytest.mark.django_db
-def test_a_full_disk_stops_validate_fix_with_one_line_and_leaves_nothing(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
-):
-    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+def validate_fix_inputs(
+    *, buggy_run: Path, defect_checkout, separator_config: Path, client, root: Path
+) -> tuple[Path, Path, Path]:
+    """What validate_fix reads, made as a curator makes it: the reproduction (published and
+    confirmed), a fresh review at the fixed checkout and the source's saved row."""
     publish(buggy_run)
-    reproduction = tmp_path / "reproduction"
+    reproduction = root / "reproduction"
     subprocess.run(manage(*reproduce_args(buggy_run, reproduction)), cwd=ROOT, check=True,
                    capture_output=True)  # fmt: skip
     publish(reproduction)
@@ -208,12 +208,24 @@ def test_a_full_disk_stops_validate_fix_with_one_line_and_leaves_nothing(
         "confirm_verifier_issue", "--atlas-id", SOURCE_ID, "--issue-url", ISSUE_URL,
         "--review-run-dir", str(reproduction), stdout=StringIO(), stderr=StringIO(),
     )  # fmt: skip
-    row = tmp_path / "row.json"
+    row = root / "row.json"
     row.write_text(json.dumps(client.get(f"/api/sources/{SOURCE_ID}/").json()), encoding="utf-8")
     defect_checkout.at(defect_checkout.fixed)
-    fixed = tmp_path / "review-fixed"
+    fixed = root / "review-fixed"
     make_review(
         "--config", str(separator_config), "--n", "2", "--seed", "7", "--output", str(fixed)
+    )  # fmt: skip
+    return reproduction, fixed, row
+
+
+@pytest.mark.django_db
+def test_a_full_disk_stops_validate_fix_with_one_line_and_leaves_nothing(
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    reproduction, fixed, row = validate_fix_inputs(
+        buggy_run=buggy_run, defect_checkout=defect_checkout, separator_config=separator_config,
+        client=client, root=tmp_path,
     )  # fmt: skip
     disk = tmp_path / "disk"
     disk.mkdir()
@@ -225,3 +237,44 @@ def test_a_full_disk_stops_validate_fix_with_one_line_and_leaves_nothing(
     assert_stopped_by_the_full_disk(
         on_small_disk(disk, command), command="validate_fix", output=output
     )
+
+
+@pytest.mark.django_db
+def test_ctrl_c_stops_validate_fix_with_one_line_and_leaves_nothing(
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+):
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    reproduction, fixed, row = validate_fix_inputs(
+        buggy_run=buggy_run, defect_checkout=defect_checkout, separator_config=separator_config,
+        client=client, root=tmp_path,
+    )  # fmt: skip
+    config, marker = slow_interpreter_config(fixed, tmp_path)
+    output = tmp_path / "resolution"
+    arguments = [
+        "validate_fix", "--confirming", str(reproduction), "--review", str(fixed),
+        "--atlas-row", str(row), "--skip-control", "saved_wrong", "--output", str(output),
+    ]  # fmt: skip
+    process = subprocess.Popen(
+        manage(*arguments, "--config", str(config)),
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        wait_for(marker.exists, what="a case's interpreter to start")
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert "Traceback" not in stderr
+    assert command_lines(stderr, "validate_fix") == [
+        f"CommandError: validate_fix: interrupted; nothing was kept in {output}"
+    ]
+    assert (process.returncode, stdout) == (130, "")
+    assert_nothing_left(output)
+    # The same command, uninterrupted, runs into the same output.
+    finished = subprocess.run(manage(*arguments), cwd=ROOT, capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    assert load(output / "validation" / "validation.json")["fix_validated"] is True
