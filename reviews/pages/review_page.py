@@ -81,6 +81,21 @@ class ReviewCard:
         return (self.review.get("reviewer") or {}).get("label") or labels.NOT_RECORDED
 
     @property
+    def judge_model_label(self) -> str | None:
+        """For a model's judgment: the model, its revision and what served it, as the run
+        recorded them (``attributes.judge_model``); None for a review no model wrote."""
+        if (self.review.get("reviewer") or {}).get("kind") != "model":
+            return None
+        attributes = self.review.get("attributes")
+        judge = attributes.get("judge_model") if isinstance(attributes, dict) else None
+        if not isinstance(judge, dict):
+            return labels.NOT_RECORDED
+        name = judge.get("name") or labels.NOT_RECORDED
+        revision = judge.get("revision") or labels.NOT_RECORDED.lower()
+        kind = judge.get("endpoint_kind") or labels.NOT_RECORDED.lower()
+        return f"{name} · revision {revision} · served by {kind}"
+
+    @property
     def is_source_synthesis(self) -> bool:
         return is_source_synthesis(self.review, self.subject)
 

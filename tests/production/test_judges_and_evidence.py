@@ -15,6 +15,7 @@ from reviews.production.make_review.evidence import (
     WORKER_INPUT_REASON,
     evidence_bundle,
 )
+from reviews.production.make_review.judges import citations as judge_citations
 from reviews.production.make_review.judges import judge_payload, run_judge, task_identity
 from reviews.production.make_review.opinions import (
     Citations,
@@ -387,6 +388,76 @@ def test_an_opinion_must_be_about_the_evidence(changes, reason):
         valid_opinion(summary="gsm8k/utils.py parses the answer (https://example.org/a/b.py)."),
         cited=cited,
     )
+
+
+JUDGED_EXECUTION = "tasks/0001/execution-001"
+JUDGED_PAYLOAD = {
+    "route_code": [{"path": "native-code/skyrl_gym/envs/gsm8k/utils.py", "text": "def f(): ..."}],
+    "task": {"id": "gsm8k-train-00017", "route": "skyrl_gym", "env_id": "gsm8k",
+             "task_path": "data/train.parquet#17",
+             "extras": {"links": ["https://huggingface.co/datasets/openai/gsm8k"]}},
+    "native_outcome": {"verification": {"status": "verified", "score": 0.0, "passed": False},
+                       "verifier_executed": True, "execution_path": JUDGED_EXECUTION},
+    "evidence": [{"path": f"{JUDGED_EXECUTION}/verifier.log",
+                  "text": "compared 41 with 42; see https://github.com/openai/grade-school-math"}],
+}  # fmt: skip
+GROUNDED = {"dimension": "verifier", "severity": "info", "kind": "observation",
+            "text": "The verifier failed the answer 41 (verifier.log)."}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        # What a 135M model wrote, verdicts against the outcome, made-up links and alarms.
+        ({"summary": "Find the best 3 random numbers between 1 and 50, see "
+                     "https://github.com/example/random-numbers for the list."},
+         "it cites the URL 'https://github.com/example/random-numbers', which is neither in its "
+         "evidence nor one of the task's links"),
+        ({"findings": [{**GROUNDED, "severity": "critical", "kind": "issue",
+                        "text": "Somebody has taken over your system."}]},
+         "the finding 'Somebody has taken over your system.' cites no file of its evidence"),
+        ({"findings": [{**GROUNDED, "text": "Unusual formatting appears in utils.py here."}]},
+         "the finding 'Unusual formatting appears in utils.py here.' names neither the task "
+         "nor its outcome"),
+        ({"verdict": "keep", "summary": "A lovely task about arithmetic overall."},
+         "the verdict keep disagrees with the native outcome (the verifier failed the attempt) "
+         "and the summary does not say why"),
+    ],
+)  # fmt: skip
+def test_a_judges_opinion_must_be_grounded_in_its_attempt(changes, reason):
+    cited = judge_citations(JUDGED_PAYLOAD)
+    with pytest.raises(OutputRejected) as refused:
+        check_opinion(valid_opinion(**{"findings": [GROUNDED], **changes}), cited=cited)
+    assert refused.value.reason == f"output is not about the evidence: {reason}"
+    assert "larger or instruction-tuned model" in refused.value.help
+
+
+def test_grounded_opinions_pass_the_guards():
+    cited = judge_citations(JUDGED_PAYLOAD)
+    for opinion_ in [
+        # A URL of the evidence and one of the task's own links; a finding naming the task.
+        valid_opinion(
+            verdict="keep",
+            summary="The solver's answer was wrong, the task is sound "
+            "(https://github.com/openai/grade-school-math).",
+            findings=[{**GROUNDED, "text": "gsm8k-train-00017 comes from "
+                       "https://huggingface.co/datasets/openai/gsm8k as gsm8k/utils.py reads it."}],
+        ),
+        # A reject that agrees with the failed outcome needs no reason.
+        valid_opinion(verdict="reject", summary="A confusing task about arithmetic.",
+                      findings=[GROUNDED]),
+        # An inconclusive verdict takes no side.
+        valid_opinion(verdict="inconclusive", summary="Hard to say much about this.", findings=[]),
+    ]:  # fmt: skip
+        check_opinion(opinion_, cited=cited)
+    passed = {**JUDGED_PAYLOAD, "native_outcome": {
+        **JUDGED_PAYLOAD["native_outcome"], "verification": {"status": "verified", "passed": True}
+    }}  # fmt: skip
+    with pytest.raises(OutputRejected, match="the verdict reject disagrees"):
+        check_opinion(valid_opinion(verdict="reject", summary="A bad and confusing task.",
+                                    findings=[]), cited=judge_citations(passed))  # fmt: skip
+    check_opinion(valid_opinion(verdict="reject", summary="It passes a wrong answer: a bypass.",
+                                findings=[]), cited=judge_citations(passed))  # fmt: skip
 
 
 def stage_client(server: ModelServer, **overrides) -> ModelClient:

@@ -248,7 +248,11 @@ def test_placeholder_opinions_are_rejected_fresh_and_cached(write_config, tmp_pa
     model_server.default = placeholder
     message = review_fails(*args(config, output, n=1))
     assert message.startswith("task 0000 judge 1: output is a placeholder; 3 of 3 answers refused")
-    assert message.endswith(". Run again with --resume to ask again; finished stages are kept")
+    assert message.endswith(
+        ". What helps: the model's answers are not about the task's evidence: use a larger or "
+        "instruction-tuned model, or raise model.max_reasks to ask more times; run again with "
+        "--resume to ask again (finished stages are kept)"
+    )
     assert not (output / "tasks/0000/judges/1/parsed.json").exists()
     model_server.default = ReviewModel()
     make_review(*args(config, output, "--resume", n=1))

@@ -76,7 +76,9 @@ def test_a_refused_dialect_stops_at_once_with_the_servers_reason(
 def test_answers_with_literal_newlines_are_accepted(write_config, tmp_path, model_server):
     def newlines(request):
         if request_kind(request) == "judge":
-            text = json.dumps(opinion("The verifier compares the answer.\nIt is exact."))
+            text = json.dumps(
+                opinion("The verifier compares the answer.\nIt is exact.", findings=[])
+            )
             return completion(text.replace("\\n", "\n"))
         return ReviewModel()(request)
 
@@ -227,6 +229,14 @@ def test_a_one_slot_server_never_has_two_calls_in_flight(write_config, tmp_path,
     assert endpoint["max_concurrency"] == 1
     assert endpoint["concurrency_source"] == "the server's /props total_slots"
     assert "(at most 1 in flight)" in stream.getvalue()
+    # Every model judgment names its judge model and what served it.
+    judged = [r for r in load(output / "quality-reviews.json")["reviews"]
+              if r["reviewer"]["kind"] == "model"]  # fmt: skip
+    assert len(judged) == 3 * 3 + 3 + 1
+    assert {json.dumps(r["attributes"]["judge_model"]) for r in judged} == {
+        json.dumps({"name": "test/solver-judge", "revision": "a" * 40,
+                    "endpoint_kind": "llama.cpp server (answers /props)"})
+    }  # fmt: skip
 
 
 def test_max_concurrency_is_kept_against_a_server_that_takes_more(

@@ -777,3 +777,29 @@ def test_old_reference_links_move_permanently(client, current, query, target):
 
 def test_an_old_link_without_an_id_is_not_found(client):
     assert client.get("/review.html").status_code == 404
+
+
+def test_every_model_judgment_names_its_judge_model(client, source):
+    """A reader sees which model judged, at which revision and what served it — a 135M model
+    on a one-slot local server reads differently from a hosted one — on the page and in the
+    API; a judgment that recorded none says so."""
+    collection, files = f.native_collection(task_count=1)
+    judge = {"name": "HuggingFaceTB/SmolLM2-135M-Instruct", "revision": "b" * 40,
+             "endpoint_kind": "llama.cpp server (answers /props)"}  # fmt: skip
+    for item in collection["reviews"]:
+        if item["id"] == "task-0000:judge-1":
+            item["attributes"] = {**item["attributes"], "judge_model": judge}
+    review = f.publish(collection, files, make_current=True)
+    text = re.sub(r"\s+", " ", unescape(re.sub(r"<[^>]+>", " ", opened_page(client, review))))
+    assert (
+        "Judge model: HuggingFaceTB/SmolLM2-135M-Instruct · revision " + "b" * 40
+        + " · served by llama.cpp server (answers /props)"
+    ) in text  # fmt: skip
+    assert "Judge model: Not recorded" in text  # the other judgments recorded none
+    assert "Reviewer: Native task verifier" in text
+    shown = text.count("Judge model: ")
+    models = sum(item["reviewer"]["kind"] == "model" for item in collection["reviews"])
+    assert shown == models  # beside every model judgment, never beside the native verifier's
+    answer = client.get(f"/api/reviews/{review.id}/").json()
+    judged = {item["id"]: item for item in answer["collection"]["reviews"]}
+    assert judged["task-0000:judge-1"]["attributes"]["judge_model"] == judge

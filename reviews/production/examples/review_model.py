@@ -90,6 +90,24 @@ class ReviewModel:
         findings = [dict(f) for f in self.findings] if self.findings is not None else None
         return opinion(self.summary(text), self.verdict, findings)
 
+    def judged(self, kind: str, payload: Any) -> dict[str, Any]:
+        """A judge's opinion as make_review's guards accept it: the summary states the native
+        outcome and every finding cites the attempt's record and names the task."""
+        payload = payload if isinstance(payload, dict) else {}
+        outcome = payload.get("native_outcome") or {}
+        verification = outcome.get("verification") or {}
+        said = {True: "passed", False: "failed"}.get(verification.get("passed"), "did not decide")
+        answer = self.opinion(
+            f"Scripted {kind} opinion; the native verifier {said} the solver's answer."
+        )
+        execution = outcome.get("execution_path")
+        task_id = (payload.get("task") or {}).get("id")
+        if isinstance(execution, str) and isinstance(task_id, str):
+            record = f"{execution.rsplit('/', 1)[0]}/attempt.json"
+            for finding in answer["findings"]:
+                finding["text"] = f"{finding['text']} (task {task_id}, {record})"
+        return answer
+
     def __call__(self, request: RecordedRequest) -> dict[str, Any]:
         kind = request_kind(request)
         model = request.model or "test-model"
@@ -102,4 +120,4 @@ class ReviewModel:
                 for subject in required
             ]
             return completion(json.dumps({"syntheses": syntheses}), model=model)
-        return completion(json.dumps(self.opinion(f"Scripted {kind} opinion.")), model=model)
+        return completion(json.dumps(self.judged(kind, request.user_payload)), model=model)

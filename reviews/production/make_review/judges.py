@@ -225,7 +225,8 @@ def run_judge(
 
 def citations(payload: dict[str, Any]) -> Citations:
     """What a judge of this payload may cite: its evidence, the route code (relative and as
-    run paths) and the task's attempt record."""
+    run paths) and the task's attempt record; URLs only from what the payload shows (the
+    evidence and the task's own links); findings must name this task or its outcome."""
     execution = payload["native_outcome"].get("execution_path")
     paths = [item["path"] for item in payload["evidence"]]
     for item in payload["route_code"]:
@@ -234,7 +235,9 @@ def citations(payload: dict[str, Any]) -> Citations:
             paths.append(f"{execution}/{item['path']}")
     if isinstance(execution, str):
         paths += [execution, f"{execution.rsplit('/', 1)[0]}/attempt.json"]
-    return Citations.of(paths)
+    return Citations.of(
+        paths, shown=payload, task=payload["task"], outcome=payload["native_outcome"]
+    )
 
 
 def consolidation_payload(

@@ -36,10 +36,12 @@ class OutputRejected(ReviewProductionError):
     """A model answer that cannot become ``parsed.json``; its raw response stays on disk.
     ``reason`` is the short reason; ``truncated`` marks an answer cut by its output budget."""
 
-    def __init__(self, reason: str, *, truncated: bool = False) -> None:
+    def __init__(self, reason: str, *, truncated: bool = False, help: str = "") -> None:
         super().__init__(reason)
         self.reason = reason
         self.truncated = truncated
+        # The setting or action that helps when every ask is refused for this reason.
+        self.help = help
 
 
 class AnswersRefused(OutputRejected):
@@ -149,6 +151,8 @@ CITED_PATH = re.compile(
     r"(?<![\w/.:-])(?:[\w.-]+/)+[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])"
 )
 URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+# A file named alone (``verifier.log``): a citation when some evidence path ends with it.
+FILE_NAME = re.compile(r"(?<![\w/.:-])[\w-][\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}(?![\w/])")
 SUMMARY_WORDS = 3
 FINDING_WORDS = 2
 
@@ -158,20 +162,65 @@ def is_prose(text: str, *, words: int) -> bool:
     return len(WORD.findall(text)) >= words
 
 
+# Words that name an attempt's outcome: what the verifier did with the solver's answer.
+OUTCOME_WORDS = re.compile(
+    r"\b(?:verif|reward|scor|pass|fail|solv|answer|outcome|grad|correct|incorrect|wrong)",
+    re.IGNORECASE,
+)
+# What helps each kind of refused answer, named in the stage's final refusal (``AnswersRefused``).
+HELP_FORMAT = (
+    "set model.response_format to the structured-output dialect the server speaks "
+    "(json_object_schema for llama.cpp and llama-cpp-python) so that answers are constrained "
+    "to the schema"
+)
+HELP_GROUNDING = (
+    "the model's answers are not about the task's evidence: use a larger or instruction-tuned "
+    "model, or raise model.max_reasks to ask more times"
+)
+URL_TAIL = ".,;:!?)]}>'\""
+
+
 @dataclass(frozen=True)
 class Citations:
-    """The artifact paths an opinion may cite: every path of its evidence, also by any
-    ``/``-separated tail (``gsm8k/utils.py`` for ``native-code/skyrl_gym/envs/gsm8k/utils.py``)."""
+    """What an opinion may cite and must be about.
+
+    ``tails``: every artifact path of its evidence, also by any ``/``-separated tail
+    (``gsm8k/utils.py`` for ``native-code/skyrl_gym/envs/gsm8k/utils.py``). ``corpus``: every
+    text the model was shown (evidence, the task and its links), in which a cited URL must
+    appear; None leaves URLs unchecked. ``task_names`` (the task's id, path, environment and
+    route) and ``outcome`` (``passed``/``failed`` when the native verifier decided) are set for
+    a judge's opinions of one attempt: each finding must then cite a file of the evidence and
+    name the task or its outcome, and a verdict against the outcome's sign must say why."""
 
     tails: frozenset[str]
+    corpus: str | None = None
+    task_names: tuple[str, ...] = ()
+    outcome: str | None = None
 
     @classmethod
-    def of(cls, paths: Iterable[str]) -> Citations:
+    def of(
+        cls,
+        paths: Iterable[str],
+        *,
+        shown: Any = None,
+        task: dict[str, Any] | None = None,
+        outcome: dict[str, Any] | None = None,
+    ) -> Citations:
         tails: set[str] = set()
         for path in paths:
             parts = path.split("/")
             tails.update("/".join(parts[index:]) for index in range(len(parts)))
-        return cls(tails=frozenset(tails))
+        names = tuple(
+            value
+            for key in ("id", "task_path", "env_id", "route")
+            if isinstance(value := (task or {}).get(key), str) and len(value) > 1
+        )
+        return cls(
+            tails=frozenset(tails),
+            corpus=corpus_of(shown) if shown is not None else None,
+            task_names=names,
+            outcome=outcome_sign(outcome) if outcome is not None else None,
+        )
 
     def unknown(self, text: str) -> list[str]:
         return [
@@ -180,39 +229,118 @@ class Citations:
             if match.group(0) not in self.tails
         ]
 
+    def unknown_urls(self, text: str) -> list[str]:
+        if self.corpus is None:
+            return []
+        cited = (match.group(0).rstrip(URL_TAIL) for match in URL.finditer(text))
+        return [url for url in cited if url not in self.corpus]
+
+    def cites_evidence(self, text: str) -> bool:
+        """At least one path of the evidence, or a URL the evidence holds."""
+        plain = URL.sub(" ", text)
+        if any(
+            match.group(0).rstrip(".") in self.tails
+            for pattern in (CITED_PATH, FILE_NAME)
+            for match in pattern.finditer(plain)
+        ):
+            return True
+        urls = [match.group(0).rstrip(URL_TAIL) for match in URL.finditer(text)]
+        return bool(urls) and not self.unknown_urls(text)
+
+    def names_task_or_outcome(self, text: str) -> bool:
+        folded = text.casefold()
+        return bool(OUTCOME_WORDS.search(text)) or any(
+            name.casefold() in folded for name in self.task_names
+        )
+
+
+def outcome_sign(outcome: dict[str, Any]) -> str | None:
+    """``passed`` or ``failed`` when the native verifier decided the attempt, else None."""
+    verification = outcome.get("verification")
+    if not isinstance(verification, dict) or verification.get("status") != "verified":
+        return None
+    passed = verification.get("passed")
+    return ("passed" if passed else "failed") if isinstance(passed, bool) else None
+
+
+def corpus_of(value: Any) -> str:
+    """Every text a model was shown, in which a URL it cites must appear."""
+    return "\n".join(_texts(value))
+
+
+def _texts(value: Any) -> Iterable[str]:
+    """Every string in a JSON value, keys included (a task's links may be either)."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _texts(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _texts(item)
+
+
+# A verdict that runs against the native outcome: it must say why (its summary names it).
+AGAINST_OUTCOME = {("keep", "failed"), ("reject", "passed")}
+
 
 def check_opinion(opinion: Any, *, kind: str = "opinion", cited: Citations | None = None) -> None:
     """Schema-valid, not a placeholder and about the evidence, else ``OutputRejected``."""
     error = _validator(kind).first_error(opinion)
     if error is not None:
         raise OutputRejected(
-            f"output does not match its schema at {json_pointer(error.path)}: {error.message}"
+            f"output does not match its schema at {json_pointer(error.path)}: {error.message}",
+            help=HELP_FORMAT,
         )
     opinions = opinion["syntheses"] if kind == "synthesis" else [opinion]
     for item in opinions:
         texts = [item["summary"], *(finding["text"] for finding in item["findings"])]
         if not all(has_content(text) for text in texts):
-            raise OutputRejected("output is a placeholder")
+            raise OutputRejected("output is a placeholder", help=HELP_GROUNDING)
     for item in opinions:
         if not is_prose(item["summary"], words=SUMMARY_WORDS):
-            raise OutputRejected(
-                f"output is not about the evidence: the summary {_quoted(item['summary'])} is "
-                "not a sentence"
-            )
+            raise _ungrounded(f"the summary {_quoted(item['summary'])} is not a sentence")
         for finding in item["findings"]:
             if not is_prose(finding["text"], words=FINDING_WORDS):
-                raise OutputRejected(
-                    f"output is not about the evidence: the finding {_quoted(finding['text'])} "
-                    "is not a sentence"
-                )
+                raise _ungrounded(f"the finding {_quoted(finding['text'])} is not a sentence")
         if cited is not None:
-            for text in [item["summary"], *(finding["text"] for finding in item["findings"])]:
-                unknown = cited.unknown(text)
-                if unknown:
-                    raise OutputRejected(
-                        f"output is not about the evidence: it cites {_quoted(unknown[0])}, "
-                        "which is not in its evidence"
-                    )
+            _check_grounding(item, cited=cited)
+
+
+def _check_grounding(item: dict[str, Any], *, cited: Citations) -> None:
+    for text in [item["summary"], *(finding["text"] for finding in item["findings"])]:
+        unknown = cited.unknown(text)
+        if unknown:
+            raise _ungrounded(f"it cites {_quoted(unknown[0])}, which is not in its evidence")
+        urls = cited.unknown_urls(text)
+        if urls:
+            raise _ungrounded(
+                f"it cites the URL {_quoted(urls[0])}, which is neither in its evidence nor "
+                "one of the task's links"
+            )
+    if not cited.task_names:
+        return  # a synthesis of reviews: its findings were grounded when they were judged
+    for finding in item["findings"]:
+        if not cited.cites_evidence(finding["text"]):
+            raise _ungrounded(
+                f"the finding {_quoted(finding['text'])} cites no file of its evidence"
+            )
+        if not cited.names_task_or_outcome(finding["text"]):
+            raise _ungrounded(
+                f"the finding {_quoted(finding['text'])} names neither the task nor its outcome"
+            )
+    if (item["verdict"], cited.outcome) in AGAINST_OUTCOME and not OUTCOME_WORDS.search(
+        item["summary"]
+    ):
+        raise _ungrounded(
+            f"the verdict {item['verdict']} disagrees with the native outcome (the verifier "
+            f"{cited.outcome} the attempt) and the summary does not say why"
+        )
+
+
+def _ungrounded(reason: str) -> OutputRejected:
+    return OutputRejected(f"output is not about the evidence: {reason}", help=HELP_GROUNDING)
 
 
 def _quoted(text: str, limit: int = 60) -> str:
@@ -224,13 +352,20 @@ def answer_content(response: Any) -> str:
     """The one choice's text; a truncated answer is refused."""
     choices = response.get("choices") if isinstance(response, dict) else None
     if not isinstance(choices, list) or len(choices) != 1:
-        raise OutputRejected("response must contain exactly one choice")
+        raise OutputRejected(
+            "response must contain exactly one choice",
+            help="check that model.base_url is an OpenAI-compatible chat-completions endpoint",
+        )
     choice = choices[0] if isinstance(choices[0], dict) else {}
     if choice.get("finish_reason") == "length":
         raise OutputRejected(TRUNCATED, truncated=True)
     content = (choice.get("message") or {}).get("content")
     if not isinstance(content, str):
-        raise OutputRejected("response has no text content")
+        raise OutputRejected(
+            "response has no text content",
+            help="a reasoning model may spend its budget thinking: raise "
+            "model.review_parameters.max_tokens or turn its reasoning off",
+        )
     return content
 
 
@@ -250,7 +385,7 @@ def parse_answer(content: str) -> Any:
             return json.loads(text, strict=False, parse_float=_finite, parse_constant=_no_constant)
         except ValueError as exc:
             problem = problem or str(exc)
-    raise OutputRejected(f"output is not JSON ({problem})")
+    raise OutputRejected(f"output is not JSON ({problem})", help=HELP_FORMAT)
 
 
 def _finite(text: str) -> float:
@@ -335,11 +470,20 @@ def run_stage(
     )
 
 
+def refusal_help(refusals: list[OutputRejected]) -> str:
+    """What helps the last refusal's kind (every kind names a setting or an action)."""
+    last = refusals[-1] if refusals else None
+    return last.help if last is not None and last.help else HELP_GROUNDING
+
+
 def _budget_hint(client: ModelClient, refusals: list[OutputRejected]) -> str:
     """How to go on: when every answer ran out of its output budget, say so and how to raise
-    it; otherwise a resume asks again."""
+    it; otherwise what helps the last refusal, and a resume asks again."""
     if not refusals or not all(refusal.truncated for refusal in refusals):
-        return ". Run again with --resume to ask again; finished stages are kept"
+        return (
+            f". What helps: {refusal_help(refusals)}; run again with --resume to ask again "
+            "(finished stages are kept)"
+        )
     return (
         f". Every answer ran out of its output budget: {budget_advice(client)} and run again "
         "with --resume; finished stages are kept"

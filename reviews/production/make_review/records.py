@@ -28,6 +28,13 @@ def model_actor(model_name: str) -> dict[str, str]:
     return {"id": f"model:{model_name}", "label": model_name, "kind": "model"}
 
 
+def judge_model(*, name: str, revision: str | None, endpoint_kind: str) -> dict[str, Any]:
+    """Who judged, recorded beside every model judgment (``attributes.judge_model``) so a reader
+    sees the model, its revision and what served it (a 135M model on a laptop, or a hosted
+    one)."""
+    return {"name": name, "revision": revision, "endpoint_kind": endpoint_kind}
+
+
 def source_subject(
     *, repository: str, dataset_revision: str | None, source_id: str, snapshot: str
 ) -> dict[str, Any]:

@@ -109,6 +109,14 @@ class Run:
             self._imported_at = records.stamp(dt.datetime.now(dt.UTC))
         return self._imported_at
 
+    def judge_model(self) -> dict[str, Any]:
+        """The judges' model as every model judgment of this run records it."""
+        return records.judge_model(
+            name=self.config.model.name,
+            revision=self.config.model.revision,
+            endpoint_kind=self.room.server_kind,
+        )
+
     def task_subject(self, task: Task) -> dict[str, Any]:
         return records.task_subject(source=self.source_subject, task=task.record())
 

@@ -9,6 +9,7 @@ evidence of every synthesis it produced. ``derived_from_review_ids`` stays set b
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
@@ -16,8 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.make_review.opinions import (
+    HELP_GROUNDING,
     Citations,
     OutputRejected,
+    corpus_of,
     run_stage,
     synthesis_schema,
 )
@@ -287,8 +290,10 @@ def _ask(
     def one_per_subject(answer: Any) -> None:
         ids = [item["subject_id"] for item in answer["syntheses"]]
         if len(ids) != len(set(ids)) or set(ids) != set(required):
-            raise OutputRejected(MISMATCH)
+            raise OutputRejected(MISMATCH, help=HELP_GROUNDING)
 
+    # A URL a synthesis cites must be in the reviews and subjects it was shown.
+    cited = dataclasses.replace(cited, corpus=corpus_of(payload))
     answer = run_stage(
         client=client,
         stage_dir=run_dir / stage,

@@ -87,6 +87,8 @@ class PromptRoom:
     # How many requests the server says it serves at once (llama.cpp's /props total_slots):
     # the model client queues the rest itself rather than let their deadlines run out there.
     server_slots: int | None = None
+    # What serves the endpoint, as far as its answers tell (shown beside every judgment).
+    server_kind: str = "an OpenAI-compatible server (it names no kind)"
 
     @property
     def output_tokens(self) -> int:
@@ -110,6 +112,7 @@ class PromptRoom:
             "token_estimate": "conservative (prompt_room.estimated_tokens)"
             if self.context_tokens
             else None,
+            "endpoint_kind": self.server_kind,
         }
 
 
@@ -123,7 +126,15 @@ def discover(*, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]) 
     root = model.base_url.removesuffix("/v1")
     props = _get(http, f"{root}/props", headers)
     props = props if isinstance(props, dict) else {}
-    advertised, where = _advertised(model=model, http=http, headers=headers, props=props)
+    listing = _get(http, f"{model.base_url}/models", headers)
+    entries = listing.get("data") if isinstance(listing, dict) else None
+    named = [
+        entry
+        for entry in (entries if isinstance(entries, list) else [])
+        if isinstance(entry, dict)
+        and (entry.get("id") == model.name or (isinstance(entries, list) and len(entries) == 1))
+    ]
+    advertised, where = _advertised(entries=named, props=props)
     max_tokens = output_tokens_of(model.judge_parameters)
     slots = props.get("total_slots")
     server_slots = slots if _is_size(slots) else None
@@ -141,23 +152,33 @@ def discover(*, model: ModelConfig, http: BoundedHttp, headers: dict[str, str]) 
         context, context_source = None, "unknown"
     return PromptRoom(
         context_tokens=context, context_source=context_source, max_tokens=max_tokens,
-        server_slots=server_slots,
+        server_slots=server_slots, server_kind=_server_kind(entries=named, props=props),
     )  # fmt: skip
 
 
-def _advertised(
-    *, model: ModelConfig, http: BoundedHttp, headers: dict[str, str], props: dict[str, Any]
-) -> tuple[int | None, str]:
-    listing = _get(http, f"{model.base_url}/models", headers)
-    entries = listing.get("data") if isinstance(listing, dict) else None
-    if isinstance(entries, list):
-        named = [e for e in entries if isinstance(e, dict) and e.get("id") == model.name]
-        candidates = named or (entries if len(entries) == 1 else [])
-        for entry in candidates:
-            for key in CONTEXT_KEYS:
-                value = entry.get(key) if isinstance(entry, dict) else None
-                if _is_size(value):
-                    return value, f"/v1/models {key}"
+# ``owned_by`` values that name the serving software in ``/v1/models``.
+OWNERS = {"vllm": "vLLM", "sglang": "SGLang", "llamacpp": "llama.cpp server"}
+
+
+def _server_kind(*, entries: list[dict[str, Any]], props: dict[str, Any]) -> str:
+    """The serving software, named only by what the server itself answers."""
+    if "total_slots" in props or "default_generation_settings" in props:
+        return "llama.cpp server (answers /props)"
+    for entry in entries:
+        owner = str(entry.get("owned_by") or "").casefold()
+        if owner in OWNERS:
+            return f"{OWNERS[owner]} (/v1/models owned_by {owner})"
+        if "max_model_len" in entry:
+            return "vLLM or SGLang (/v1/models max_model_len)"
+    return PromptRoom.server_kind
+
+
+def _advertised(*, entries: list[dict[str, Any]], props: dict[str, Any]) -> tuple[int | None, str]:
+    for entry in entries:
+        for key in CONTEXT_KEYS:
+            value = entry.get(key)
+            if _is_size(value):
+                return value, f"/v1/models {key}"
     settings = props.get("default_generation_settings")
     for holder in (settings, props):
         value = holder.get("n_ctx") if isinstance(holder, dict) else None

@@ -165,6 +165,7 @@ def task_reviews(*, run: Run, outcome: TaskOutcome) -> tuple[list[dict], list[di
                 derived_from=[],
                 evidence=[run.evidence.item(path) for path in paths],
                 attributes={
+                    "judge_model": run.judge_model(),
                     "judge_index": judged.index,
                     "independent_session": True,
                     "prompt": JUDGE_PROMPT,

@@ -112,6 +112,6 @@ def _synthesis(
         evidence=[run.evidence.item(p) for p in (*synthesis.evidence, *cited)],
         # Set by the tool, never taken from the model.
         derived_from=[review["id"] for review in contributing],
-        attributes={},
+        attributes={"judge_model": run.judge_model()},
         **records.opinion_fields(opinion),
     )
