@@ -18,7 +18,7 @@ from django.utils.html import format_html
 
 from atlas.admin import ReadOnlyAdmin
 from atlas.permissions import PUBLISH_REVIEWS, is_staff_member, may
-from reviews.links import review_page_url
+from reviews.links import public_url_note, review_page_url
 from reviews.models import GradingBinding, Review, ReviewArtifact, ReviewPublication
 from reviews.pages.work_queue import work_queue
 from reviews.services.archives import (
@@ -137,6 +137,8 @@ class ReviewAdmin(ReadOnlyAdmin):
             "title": "Curator work queue",
             "sections": work_queue(limit=QUEUE_PAGE_LIMIT),
             "limit": QUEUE_PAGE_LIMIT,
+            # The commands' --atlas URLs are ATLAS_PUBLIC_URL, not this page's address.
+            "public_url_note": public_url_note(),
             "opts": self.model._meta,
         }
         return TemplateResponse(request, "admin/reviews/queue.html", context)

@@ -182,7 +182,9 @@ def test_a_resolved_defect_waits_for_the_publication_that_restores_good(client):
     assert not work_queue(needs=["restore_good"])[0].entries
 
 
-def test_the_printed_links_say_where_their_address_comes_from(queue_sources, capsys, settings):
+def test_the_printed_links_say_where_their_address_comes_from(
+    queue_sources, capsys, settings, client
+):
     """The links and --atlas URLs use ATLAS_PUBLIC_URL; left at its default (a command run by
     hand, not through make run), the queue and publish_review say so and how to set it."""
     settings.ATLAS_PUBLIC_URL = "http://atlas.test:9000"
@@ -201,3 +203,12 @@ def test_the_printed_links_say_where_their_address_comes_from(queue_sources, cap
     document = json.loads(capsys.readouterr().out)
     assert document["atlas_public_url"] == "http://atlas.test:9000"
     assert document["atlas_public_url_note"].startswith("Links use ATLAS_PUBLIC_URL's default")
+    # The admin's queue shows the same commands: it says so too, and only then.
+    client.force_login(User.objects.create_superuser("root", password="admin-pass-1"))
+    page = client.get("/admin/reviews/review/queue/").content.decode()
+    assert (
+        '<p class="help" id="public-url-note">Note: Links use ATLAS_PUBLIC_URL&#x27;s default, '
+        "http://atlas.test:9000: set ATLAS_PUBLIC_URL to the address" in page
+    )
+    settings.ATLAS_PUBLIC_URL_SET = True
+    assert "public-url-note" not in client.get("/admin/reviews/review/queue/").content.decode()
