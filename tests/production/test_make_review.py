@@ -68,7 +68,7 @@ def test_a_concurrent_run_fails_at_once(write_config, tmp_path):
 
 def test_too_few_tasks(write_config, tmp_path):
     message = review_fails(*args(write_config(rows=3), tmp_path / "run", n=5))
-    assert message == "Requested 5 tasks but source contains only 3: run again with --n 3"
+    assert message == "Requested 5 tasks but source contains only 3"
 
 
 def test_resume_after_a_failed_call_makes_only_the_missing_calls(

@@ -46,11 +46,7 @@ def sample_tasks(*, candidates: Iterable[Task], n: int, seed: int) -> Sample:
         if draw < n:
             reservoir[draw] = task
     if total < n:
-        # The way on, in the words of the commands that sample (make_review, make_difficulty):
-        # a queue's suggested size may exceed a local input it could not count.
-        raise ReviewProductionError(
-            f"Requested {n} tasks but source contains only {total}: run again with --n {total}"
-        )
+        raise ReviewProductionError(f"Requested {n} tasks but source contains only {total}")
     ordered = sorted(
         reservoir, key=lambda task: (task.row_index is None, task.row_index or 0, task.id)
     )
