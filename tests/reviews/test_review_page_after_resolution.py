@@ -35,7 +35,7 @@ def test_the_resolution_review_page_marks_the_historical_finding_resolved(walked
     assert "Reported technical issues (1 · resolved)" in issues
     assert DEFECT_FINDING in issues and 'class="resolved-mark">Resolved<' in issues
     assert f'href="/reviews/{walked["fix"]}/"' in issues and f'href="{ISSUE_URL}"' in issues
-    assert "1 of them come from supplemental collections" in page_text(issues)
+    assert "1 of them comes from supplemental collections" in page_text(issues)
     header = page_text(html[: html.index('id="technical-issues"')])
     assert "No issues in this collection" in header
     # The defect review's card says the same.
