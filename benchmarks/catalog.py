@@ -45,6 +45,7 @@ from django.utils import timezone  # noqa: E402
 from atlas.db.bulk_writes import vacuum_analyze  # noqa: E402
 from atlas.models import Refresh, RefreshRun, Source  # noqa: E402
 from atlas.rules.display_state import CURATED_FIELDS, DisplayContext, compute_display_state  # noqa: E402
+from atlas.services.display import bump_display_version  # noqa: E402
 from benchmarks import list_endpoints  # noqa: E402
 from benchmarks.report import Row, emit, emit_limit  # noqa: E402
 
@@ -139,7 +140,10 @@ def populate(size: int) -> None:
         Refresh.objects.create(origin=origin, revision="c" * 64, checked_at=now, synced_at=now,
                                row_count=size // 3)  # fmt: skip
     RefreshRun.objects.create(started_at=now, finished_at=now, trigger="command", outcome="synced")
-    # The state every sync leaves (statistics and the visibility map the index-only counts need).
+    # The state every sync leaves: a display version (without one, nothing is kept per version
+    # and every request recounts the view, which no synced catalog does), the statistics and the
+    # visibility map the index-only counts need.
+    bump_display_version()
     vacuum_analyze(model=Source)
 
 
