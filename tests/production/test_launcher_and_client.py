@@ -190,7 +190,9 @@ def test_bounded_retries_each_in_its_own_call_dir(tmp_path):
             client.complete(stage_dir=stage, body={"model": "judge"})
         assert str(failure.value) == (
             "task 0002 judge 3: the model endpoint failed after 3 attempts (HTTP 500: scripted "
-            f"failure); raw calls saved in {stage}, the last in call-002"
+            f"failure); raw calls saved in {stage}, the last in call-002. Check that the server "
+            f"at model.base_url ({server.base_url}) is up, then run again with --resume "
+            "(finished stages are kept; model.max_retries sets how often a call is tried)"
         )
         assert sorted(p.name for p in stage.iterdir()) == ["call-000", "call-001", "call-002"]
         # The next attempt continues the numbering and succeeds.
@@ -204,8 +206,12 @@ def test_timeouts_are_retried(tmp_path):
         client = ModelClient(
             model=model_config(server, timeout=0.3, max_retries=1), stop=threading.Event()
         )
-        with pytest.raises(ReviewProductionError, match="failed after 2 attempts"):
+        with pytest.raises(ReviewProductionError, match="failed after 2 attempts") as failed:
             client.complete(stage_dir=tmp_path, body={})
+        # A deadline names the setting that helps a slow server.
+        assert "raise model.timeout (now 0.3 s; time queued for model.max_concurrency" in str(
+            failed.value
+        )
         assert "within the 0.3 s deadline" in (tmp_path / "call-001/http-error.txt").read_text()
         assert len(server.chat_requests()) == 2
 

@@ -19,7 +19,7 @@ import pytest
 
 from reviews.production.make_review.evidence import evidence_bundle
 from reviews.production.runtime.prompt_room import json_size
-from tests.model_server import Reply, completion
+from tests.model_server import ModelServer, Reply, completion
 from tests.production.helpers import (
     TIMESTAMP,
     assert_intact,
@@ -132,12 +132,35 @@ def test_resume_refuses_changed_inputs(write_config, tmp_path):
     saved = snapshot_files(output)
     changed = write_config(model={"parameters": {"temperature": 0.5}})
     message = review_fails(*args(changed, output, "--resume"))
+    # The refusal names the key that differs, and what to do.
     assert message == (
-        "Config, task sample, schema, or native code changed; resume requires identical inputs"
+        "Cannot resume: config.model.parameters.temperature was 0.0, now 0.5 since this run "
+        "started; a resume needs the same inputs. Restore it, or give --output a new folder for "
+        "a run with the change"
     )
     message = review_fails(*args(write_config(), output, "--resume", "--seed", "1"))
-    assert message.startswith("Config, task sample")
+    assert message.startswith("Cannot resume: seed (--seed) was 42, now 1 since")
     assert_intact(saved, output)
+
+
+def test_a_config_copied_elsewhere_with_another_endpoint_resumes(write_config, tmp_path):
+    """Identity is the content that matters: the config file's folder is not part of it, nor
+    the endpoint's URL (a resume may talk to another server) or a "$comment"."""
+    output = tmp_path / "run"
+    config = write_config()
+    make_review(*args(config, output))
+    (output / "quality-reviews.json").unlink()
+    copied = json.loads(config.read_text(encoding="utf-8"))
+    with ModelServer(default=ReviewModel()) as elsewhere:
+        copied["model"]["base_url"] = elsewhere.base_url
+        copied["model"]["$comment"] = "moved to the other machine's server"
+        moved = tmp_path / "elsewhere" / "review-config.json"
+        moved.parent.mkdir()
+        moved.write_text(json.dumps(copied), encoding="utf-8")
+        stdout, _ = make_review(*args(moved, output, "--resume"))
+        assert stdout.startswith("Saved ")
+        # Every finished stage was kept: no attempt or judge was asked again.
+        assert {request_kind(r) for r in elsewhere.chat_requests()} <= {"coalescer"}
 
 
 def test_resume_refuses_a_changed_native_checkout(write_config, checkout, tmp_path):
@@ -147,7 +170,8 @@ def test_resume_refuses_a_changed_native_checkout(write_config, checkout, tmp_pa
     (output / "quality-reviews.json").unlink()
     utils = checkout / "skyrl-gym/skyrl_gym/envs/gsm8k/utils.py"
     utils.write_text(utils.read_text() + "\n# edited\n", encoding="utf-8")
-    assert review_fails(*args(config, output, "--resume")).startswith("Config, task sample")
+    message = review_fails(*args(config, output, "--resume"))
+    assert message.startswith("Cannot resume: marinskyrl.dirty was false, now true since")
 
 
 def normalized_run(root: Path) -> dict[str, str]:

@@ -238,17 +238,103 @@ def _positive_int(block: dict[str, Any], key: str, default: int | None) -> int |
     return value
 
 
+# Where inputs were read from, not what they hold: the identity records their content apart
+# (the dataset file by its hash, the checkout by its commit and trees), so a config copied to
+# another folder — or a dataset or checkout moved — resumes the same run.
+LOCATION_KEYS = {"": ("config_path",), "source": ("tasks_path",),
+                 "runtime": ("marinskyrl_checkout",)}  # fmt: skip
+# What an identity key means to the person resuming, for the refusal that names it.
+IDENTITY_MEANINGS = {
+    "config": "the config", "tasks": "the task sample", "n": "--n", "seed": "--seed",
+    "population": "the dataset's rows", "schema_sha256": "the review schema",
+    "implementation": "make_review's own code", "marinskyrl": "the MarinSkyRL checkout",
+    "grading": "the grading snapshot", "input_sha256": "the dataset file",
+    "selected_task_files": "the sampled tasks' files", "packed_input_files": "packed task files",
+    "gym_verification_contract": "the Gym verification contract", "harbor": "Harbor",
+    "reuse": "--reuse and --rejudge",
+}  # fmt: skip
+SHOWN_VALUE_CHARACTERS = 80
+
+
 def resumable_view(identity: Any) -> Any:
-    """A run identity without the model settings a resume may change (RESUMABLE_MODEL_KEYS):
-    what two invocations must share for the second to reuse the first one's work."""
-    if not isinstance(identity, dict) or not isinstance(identity.get("config"), dict):
+    """A run identity without the model settings a resume may change (RESUMABLE_MODEL_KEYS),
+    the inputs' locations (LOCATION_KEYS) and ``$comment``-style keys: what two invocations
+    must share for the second to reuse the first one's work."""
+    if not isinstance(identity, dict):
         return identity
-    config = identity["config"]
-    model = config.get("model")
-    if not isinstance(model, dict):
+    view = {k: v for k, v in identity.items() if k not in LOCATION_KEYS[""]}
+    config = view.get("config")
+    if not isinstance(config, dict):
+        return view
+    blocks: dict[str, Any] = {}
+    for name, block in config.items():
+        if name.startswith("$"):
+            continue
+        if isinstance(block, dict):
+            dropped = LOCATION_KEYS.get(name, ())
+            if name == "model":
+                dropped = (*dropped, *RESUMABLE_MODEL_KEYS)
+            block = {k: v for k, v in block.items() if k not in dropped and not k.startswith("$")}
+        blocks[name] = block
+    return {**view, "config": blocks}
+
+
+def identity_difference(saved: Any, now: Any) -> str | None:
+    """Where two run identities differ, for a person: the first differing key (dotted, as
+    ``config.model.parameters.temperature``), what it means and both values when they are
+    short; None when the resumable views agree."""
+    key = _first_difference(_causes_first(resumable_view(saved)),
+                            _causes_first(resumable_view(now)), path=())  # fmt: skip
+    if key is None:
+        return None
+    dotted = ".".join(key)
+    meaning = IDENTITY_MEANINGS.get(key[0])
+    named = f"{dotted} ({meaning})" if meaning and len(key) == 1 else dotted
+    before, after = _at(resumable_view(saved), key), _at(resumable_view(now), key)
+    shown_before, shown_after = _short(before), _short(after)
+    if shown_before is not None and shown_after is not None:
+        return f"{named} was {shown_before}, now {shown_after}"
+    return f"{named} changed"
+
+
+# Settings a person chose come before what follows from them (a new --seed draws new tasks).
+CAUSES = ("config", "n", "seed", "reuse")
+
+
+def _causes_first(identity: Any) -> Any:
+    if not isinstance(identity, dict):
         return identity
-    kept = {key: value for key, value in model.items() if key not in RESUMABLE_MODEL_KEYS}
-    return {**identity, "config": {**config, "model": kept}}
+    return {**{k: identity[k] for k in CAUSES if k in identity}, **identity}
+
+
+def _first_difference(saved: Any, now: Any, *, path: tuple[str, ...]) -> tuple[str, ...] | None:
+    if saved == now:
+        return None
+    if isinstance(saved, dict) and isinstance(now, dict):
+        for key in [*saved, *(k for k in now if k not in saved)]:
+            found = _first_difference(saved.get(key, _MISSING), now.get(key, _MISSING),
+                                      path=(*path, str(key)))  # fmt: skip
+            if found is not None:
+                return found
+    return path or ("identity",)
+
+
+_MISSING = object()
+
+
+def _at(value: Any, key: tuple[str, ...]) -> Any:
+    for part in key:
+        value = value.get(part, _MISSING) if isinstance(value, dict) else _MISSING
+    return value
+
+
+def _short(value: Any) -> str | None:
+    if value is _MISSING:
+        return "not set"
+    if isinstance(value, dict | list):
+        return None
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= SHOWN_VALUE_CHARACTERS else None
 
 
 def _model_record(model: dict[str, Any]) -> dict[str, Any]:

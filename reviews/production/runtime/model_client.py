@@ -29,7 +29,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from reviews.production.runtime.bounded_http import STOPPED, BoundedHttp, CallFailed, InFlight
+from reviews.production.runtime.bounded_http import (
+    DEADLINE,
+    STOPPED,
+    BoundedHttp,
+    CallFailed,
+    InFlight,
+)
 from reviews.production.runtime.concurrency import EndpointSlots, SlotCounts, SlotWaitStopped
 from reviews.production.runtime.config import ModelConfig
 from reviews.production.runtime.credentials import redacted
@@ -212,6 +218,7 @@ class ModelClient:
         secrets = [key] if key else []
         reason = ""
         call_dir = stage_dir
+        deadline = False  # whether the last failure was the deadline (its help differs)
         for attempt in range(attempts):
             if self.stop.is_set():
                 raise Interrupted()
@@ -234,6 +241,7 @@ class ModelClient:
                 raise Interrupted() from None
             except CallFailed as failure:
                 self.stats.record(seconds=0.0)
+                deadline = failure.kind == DEADLINE
                 if failure.kind == STOPPED:
                     raise Interrupted() from None
                 if failure.partial:
@@ -248,6 +256,7 @@ class ModelClient:
                 _write_error(call_dir, reason)
             else:
                 self.stats.record(seconds=answer.seconds)
+                deadline = False
                 answer = dataclasses.replace(answer, body=redacted(answer.body, secrets))
                 (call_dir / "response.json").write_bytes(answer.body)
                 if answer.status < 400:
@@ -274,7 +283,22 @@ class ModelClient:
                 self.pause(self.model.retry_backoff_seconds * (2**attempt))
         raise ReviewProductionError(
             f"{label}: the model endpoint failed after {attempts} attempts ({reason}); "
-            f"raw calls saved in {stage_dir}, the last in {call_dir.name}"
+            f"raw calls saved in {stage_dir}, the last in {call_dir.name}. "
+            f"{self._outage_help(deadline)}"
+        )
+
+    def _outage_help(self, deadline: bool) -> str:
+        """What helps a call that kept failing: a longer deadline, or the server back."""
+        if deadline:
+            return (
+                f"If the server is only slow, raise model.timeout (now {self.model.timeout:g} s; "
+                "time queued for model.max_concurrency is not counted) or lower "
+                "review_parameters.max_tokens, then run again with --resume"
+            )
+        return (
+            f"Check that the server at model.base_url ({self.model.base_url}) is up, then run "
+            "again with --resume (finished stages are kept; model.max_retries sets how often a "
+            "call is tried)"
         )
 
     def _refusal(self, *, status: int, text: str, said: str) -> str | None:

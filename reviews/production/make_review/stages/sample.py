@@ -10,7 +10,7 @@ from typing import Any
 from reviews.production.format.collection_checks import SCHEMA_PATH
 from reviews.production.make_review.reuse import ReusePlan
 from reviews.production.make_review.run import Run
-from reviews.production.runtime.config import resumable_view
+from reviews.production.runtime.config import identity_difference
 from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
 from reviews.production.runtime.grading import grading_identity
 from reviews.production.runtime.identity import (
@@ -108,10 +108,11 @@ def check_or_write_identity(*, run: Run, identity: dict[str, Any]) -> None:
     if run_file.is_file():
         # The judging-only model settings may change between invocations (a higher
         # max_tokens, another dialect): each call records the body it sent.
-        if resumable_view(read_json(run_file)) != resumable_view(identity):
+        difference = identity_difference(read_json(run_file), identity)
+        if difference is not None:
             raise ReviewProductionError(
-                "Config, task sample, schema, or native code changed; "
-                "resume requires identical inputs"
+                f"Cannot resume: {difference} since this run started; a resume needs the same "
+                "inputs. Restore it, or give --output a new folder for a run with the change"
             )
         return
     write_json_file(run_file, identity)
