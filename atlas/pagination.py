@@ -61,20 +61,28 @@ def lenient_paging(query: Mapping[str, str]) -> tuple[int, int]:
     return number, size
 
 
+def exact_positive_int(raw: str) -> int | None:
+    """A query value that is exactly a positive decimal integer (no blanks, no sign), else None:
+    the API's reading, where a value the schema does not allow is a 400."""
+    if not (raw.isascii() and raw.isdecimal()) or not raw.strip("0"):
+        return None
+    # A page far past the last is a 404, whatever its digits (int() refuses over 4,300 digits).
+    return int(raw) if len(raw) <= 30 else 10**30
+
+
 def strict_paging(query: Mapping[str, str]) -> tuple[int, int]:
-    """The API's reading: invalid values are a 400 naming the parameter."""
+    """The API's reading: invalid values (an empty one too) are a 400 naming the parameter."""
     errors: dict[str, list[str]] = {}
-    number = _positive_int(query.get("page"))
-    if query.get("page", "").strip() and (number is None or number < 1):
+    number = exact_positive_int(query["page"]) if "page" in query else 1
+    if number is None:
         errors["page"] = ["A page number is a positive integer."]
-    size = _positive_int(query.get("page_size"))
-    if query.get("page_size", "").strip() and (
-        size is None or not MIN_PAGE_SIZE <= size <= MAX_PAGE_SIZE
-    ):
+    size = exact_positive_int(query["page_size"]) if "page_size" in query else DEFAULT_PAGE_SIZE
+    if size is None or not MIN_PAGE_SIZE <= size <= MAX_PAGE_SIZE:
         errors["page_size"] = [f"page_size is an integer from {MIN_PAGE_SIZE} to {MAX_PAGE_SIZE}."]
     if errors:
         raise ValidationError(errors)
-    return number or 1, size or DEFAULT_PAGE_SIZE
+    assert number is not None and size is not None
+    return number, size
 
 
 class CatalogPagination(BasePagination):

@@ -17,7 +17,7 @@ from rest_framework.generics import ListAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from atlas.api.query_parameters import StrictQueryMixin
+from atlas.api.query_parameters import StrictQueryMixin, refuse_repeated
 from atlas.change_log import LARGEST_RUN_ID, parse_run_id
 from atlas.models import SourceChange
 from atlas.pagination import CatalogPagination
@@ -106,17 +106,19 @@ class ChangeListView(StrictQueryMixin, ListAPIView):
     def get_queryset(self):
         query = self.request.query_params
         changes = SourceChange.objects.select_related("run").order_by("-at", "source_id", "-id")
+        refuse_repeated(self.request, self.allowed_parameters)
         errors = {}
         if query.get("source"):
             changes = changes.filter(source_id=query["source"])
-        if (query.get("run") or "").strip():
+        # Given is given: an empty run or kind is a value the schema does not allow, not absent.
+        if "run" in query:
             run_id = parse_run_id(query["run"])
             if run_id is not None:
                 changes = changes.filter(run_id=run_id)
             else:
                 errors["run"] = ["A run is a sync run id (a positive 64-bit integer)."]
-        kind = (query.get("kind") or "").strip().lower()
-        if kind:
+        kind = query.get("kind")
+        if kind is not None:
             if kind in ChangeKind.values:
                 changes = changes.filter(kind=kind)
             else:

@@ -40,3 +40,13 @@ def flag(request: Request, name: str) -> bool:
     if raw in ("", "false", "0"):
         return False
     raise ValidationError({name: [f"Expected one of: {', '.join(BOOLEAN_VALUES)}."]})
+
+
+def refuse_repeated(request: Request, names: tuple[str, ...]) -> None:
+    """Each of ``names`` (single-valued parameters) given at most once: a second value is a 400,
+    never silently the last one."""
+    repeated = sorted(name for name in names if len(request.query_params.getlist(name)) > 1)
+    if repeated:
+        raise ValidationError(
+            {name: ["Given more than once; it takes one value."] for name in repeated}
+        )

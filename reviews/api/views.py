@@ -29,6 +29,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from atlas.api.authentication import LockingTokenAuthentication
+from atlas.api.query_parameters import refuse_repeated
+from atlas.pagination import exact_positive_int
 from atlas.permissions import MANAGE_VERIFIER_ISSUES, PUBLISH_REVIEWS, permission_for_writes
 from reviews import selectors
 from reviews.api.serializers import (
@@ -145,11 +147,33 @@ class FirstRendererNegotiation(BaseContentNegotiation):
 
 
 class ListPagination(PageNumberPagination):
-    """The reviews API's lists (a source's pool, verifier issues)."""
+    """The reviews API's lists (a source's pool, verifier issues). ``page`` and ``page_size`` are
+    read strictly, as the catalog API reads them: a value that is not a positive integer (empty,
+    given twice, ``page_size`` over 500) is a 400 naming it, never quietly the default."""
 
     page_size = 100
     page_size_query_param = "page_size"
     max_page_size = 500
+
+    def paginate_queryset(self, queryset, request, view=None):
+        refuse_repeated(request, ("page", "page_size"))
+        errors: dict[str, list[str]] = {}
+        query = request.query_params
+        if "page" in query and exact_positive_int(query["page"]) is None:
+            errors["page"] = ["A page number is a positive integer."]
+        size = exact_positive_int(query["page_size"]) if "page_size" in query else None
+        if "page_size" in query and (size is None or size > self.max_page_size):
+            errors["page_size"] = [f"page_size is an integer from 1 to {self.max_page_size}."]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return super().paginate_queryset(queryset, request, view)
+
+    def get_schema_operation_parameters(self, view):
+        bounds = {"page": {"minimum": 1}, "page_size": {"minimum": 1, "maximum": 500}}
+        parameters = super().get_schema_operation_parameters(view)
+        for parameter in parameters:
+            parameter["schema"] = {**parameter["schema"], **bounds.get(parameter["name"], {})}
+        return parameters
 
 
 class SourcePoolView(ListAPIView):
@@ -165,6 +189,7 @@ class SourcePoolView(ListAPIView):
         # Any value names a source (an unknown one has an empty pool); none is a 400.
         if "source" not in self.request.query_params:
             raise serializers.ValidationError({"source": ["This field is required."]})
+        refuse_repeated(self.request, ("source",))
         return selectors.source_pool(source_id=self.request.query_params["source"])
 
     @extend_schema(

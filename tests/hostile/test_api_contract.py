@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
+from schemathesis.generation import GenerationMode
 
 from atlas.services.sync import sync_catalog
 from tests.conftest import make_row
@@ -15,10 +16,10 @@ pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 EXAMPLES = 25
 
 
-def failures_of(operation) -> list[str]:
+def failures_of(operation, *, mode: GenerationMode = GenerationMode.POSITIVE) -> list[str]:
     found: list[str] = []
 
-    @given(case=operation.as_strategy())
+    @given(case=operation.as_strategy(generation_mode=mode))
     @settings(
         max_examples=EXAMPLES, deadline=None, database=None,
         suppress_health_check=list(HealthCheck),
@@ -40,4 +41,27 @@ def test_every_operation_conforms_to_the_schema(live_server, write_catalog):
     operations = [result.ok() for result in schema.get_all_operations()]
     assert len(operations) >= 10
     failures = [failure for operation in operations for failure in failures_of(operation)]
+    assert failures == [], "\n\n".join(failures)
+
+
+def test_invalid_queries_of_the_history_and_the_review_lists_are_refused(
+    live_server, write_catalog
+):
+    """Schemathesis's negative data on the lists whose parameters it found read leniently: every
+    value the schema does not allow is refused, never answered as if it were absent."""
+    sync_catalog(catalog_path=write_catalog([make_row("MarinSkyRL:x")]), force=False,
+                 trigger="command")  # fmt: skip
+    schema = schemathesis.openapi.from_url(f"{live_server.url}/api/schema/?format=json")
+    listed = ("GET /api/changes/", "GET /api/reviews/", "GET /api/verifier-issues/")
+    operations = [
+        operation
+        for result in schema.get_all_operations()
+        if (operation := result.ok()).label in listed
+    ]
+    assert len(operations) == 3
+    failures = [
+        failure
+        for operation in operations
+        for failure in failures_of(operation, mode=GenerationMode.NEGATIVE)
+    ]
     assert failures == [], "\n\n".join(failures)

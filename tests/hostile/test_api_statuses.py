@@ -66,3 +66,30 @@ def test_a_method_a_route_does_not_serve_is_405_before_credentials(client, opera
             answer = getattr(client, unserved)(path)
             assert answer.status_code == 405, (unserved, path, answer.status_code)
             assert method.upper() in answer["Allow"]
+
+
+@pytest.mark.parametrize(
+    ("query", "refused"),
+    [
+        ("/api/changes/?run=", "run"),
+        ("/api/changes/?kind=", "kind"),
+        ("/api/changes/?kind=ADDED", "kind"),
+        ("/api/changes/?source=a&source=b", "source"),
+        ("/api/changes/?page=", "page"),
+        ("/api/changes/?page_size=%2030", "page_size"),
+        ("/api/sources/?page=", "page"),
+        ("/api/reviews/?source=a&source=b", "source"),
+        ("/api/reviews/?source=a&page_size=", "page_size"),
+        ("/api/reviews/?source=a&page_size=abc", "page_size"),
+        ("/api/reviews/?source=a&page_size=1&page_size=2", "page_size"),
+        ("/api/reviews/?source=a&page_size=501", "page_size"),
+        ("/api/reviews/?source=a&page=0", "page"),
+    ],
+)
+def test_a_query_value_the_schema_does_not_allow_is_a_400_naming_it(client, query, refused):
+    """Schemathesis's invalid values: an empty integer or enum, a second value of a
+    single-valued parameter, a number out of its documented range — never quietly the default
+    or the last value."""
+    answer = client.get(query)
+    assert answer.status_code == 400, answer.content
+    assert list(answer.json()) == [refused]
