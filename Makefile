@@ -70,11 +70,14 @@ test: install ## the whole test suite (browser tests run when Chromium is instal
 # The opt-in real-server check: llama-cpp-python's server in its own environment (built once).
 REAL_SERVER_ENV ?= $(HOME)/.cache/atlas-real-server/venv
 REAL_SERVER_CONTEXT ?= 8192
+# The server's port (0: a free one).
+REAL_SERVER_PORT ?= 0
 # More options of scripts/real_server_check.py (--judge-tokens, --resumes), e.g. for a busy machine.
 REAL_SERVER_ARGS ?=
 test-real-server: install ## make_review --n 1 against a real llama-cpp-python server (SmolLM2; slow; not part of make test)
 	DJANGO_SETTINGS_MODULE=config.settings_test $(UV) run --frozen python scripts/real_server_check.py \
-		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT) $(REAL_SERVER_ARGS)
+		--env "$(REAL_SERVER_ENV)" --context $(REAL_SERVER_CONTEXT) --port $(REAL_SERVER_PORT) \
+		$(REAL_SERVER_ARGS)
 
 worker: install ## a Celery worker against CELERY_BROKER_URL
 	@test -n "$$CELERY_BROKER_URL" || { echo "CELERY_BROKER_URL is not set"; exit 2; }
