@@ -140,3 +140,23 @@ def test_a_refused_synthesis_says_to_run_it_again_and_leaves_nothing(
         and [p.name for p in tmp_path.iterdir() if ".synthesis." in p.name] == []
     )
     assert run(*args).startswith(f"Synthesised {SOURCE_ID} from 1 pool collection(s)")
+
+
+def test_an_unreachable_model_says_what_works_for_a_tool_without_resume(
+    imported_only, live_server, write_config, model_server, tmp_path
+):
+    """A synthesis whose every call failed names the setting and the step that work here:
+    running the tool again, never a --resume it does not have."""
+    model_server.fail_first(10, status=503)
+    output = tmp_path / "synthesis"
+    with pytest.raises(CommandError) as refused:
+        run(
+            "synthesise_source", "--atlas", live_server.url, "--atlas-id", SOURCE_ID,
+            "--config", str(write_config(model={"max_retries": 1})), "--output", str(output),
+        )  # fmt: skip
+    message = str(refused.value)
+    assert "failed after 2 attempts (HTTP 503" in message
+    assert message.endswith(
+        "then run synthesise_source again (it keeps nothing, so it has no --resume)"
+    )
+    assert "with --resume" not in message and not output.exists()

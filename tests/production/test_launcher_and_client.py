@@ -191,8 +191,8 @@ def test_bounded_retries_each_in_its_own_call_dir(tmp_path):
         assert str(failure.value) == (
             "task 0002 judge 3: the model endpoint failed after 3 attempts (HTTP 500: scripted "
             f"failure); raw calls saved in {stage}, the last in call-002. Check that the server "
-            f"at model.base_url ({server.base_url}) is up, then run again with --resume "
-            "(finished stages are kept; model.max_retries sets how often a call is tried)"
+            f"at model.base_url ({server.base_url}) is up (model.max_retries sets how often a "
+            "call is tried), then run again with --resume (finished stages are kept)"
         )
         assert sorted(p.name for p in stage.iterdir()) == ["call-000", "call-001", "call-002"]
         # The next attempt continues the numbering and succeeds.

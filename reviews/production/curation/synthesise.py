@@ -162,6 +162,7 @@ def synthesise_source(
         }
         payload["instruction"] = f"{payload['instruction']} {APPLICABILITY_INSTRUCTION}"
         client = ModelClient(model=config.model, stop=threading.Event(), connections=1)
+        client.next_step = "run synthesise_source again (it keeps nothing, so it has no --resume)"
         try:
             opinion = ask_coalescer(client=client, run_dir=output, payload=payload)[source["id"]]
         except AnswersRefused as exc:

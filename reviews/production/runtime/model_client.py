@@ -173,6 +173,9 @@ class ModelClient:
         )
         # Where notes for the person at the terminal go (the progress line), when anywhere.
         self.on_note: Callable[[str], None] | None = None
+        # How the person goes on after a failed call: make_review resumes; a tool that keeps
+        # nothing (synthesise_source) says to run it again.
+        self.next_step = "run again with --resume (finished stages are kept)"
 
     def close(self) -> None:
         self._http.close()
@@ -293,12 +296,11 @@ class ModelClient:
             return (
                 f"If the server is only slow, raise model.timeout (now {self.model.timeout:g} s; "
                 "time queued for model.max_concurrency is not counted) or lower "
-                "review_parameters.max_tokens, then run again with --resume"
+                f"review_parameters.max_tokens, then {self.next_step}"
             )
         return (
-            f"Check that the server at model.base_url ({self.model.base_url}) is up, then run "
-            "again with --resume (finished stages are kept; model.max_retries sets how often a "
-            "call is tried)"
+            f"Check that the server at model.base_url ({self.model.base_url}) is up "
+            f"(model.max_retries sets how often a call is tried), then {self.next_step}"
         )
 
     def _refusal(self, *, status: int, text: str, said: str) -> str | None:
