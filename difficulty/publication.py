@@ -24,6 +24,7 @@ from difficulty.attestation import (
     verify_attestation,
 )
 from difficulty.classification import CURRENT, classify_report
+from difficulty.counting import check_report_counts
 from difficulty.eligibility import INACTIVE, NOT_GOOD, Standing, refusal
 from difficulty.reports import (
     CONTEXT_PATH,
@@ -39,6 +40,7 @@ from difficulty.reports import (
 )
 from difficulty.summary import build_summary
 from reviews.models import Review, ReviewArtifact
+from reviews.production.format.evidence_claims import ClaimContradicted
 from reviews.services.defects import has_open_defect
 from reviews.services.intake import (
     ArtifactFile,
@@ -73,6 +75,7 @@ def publish_difficulty_run(*, run_dir: Path, atlas_id: str, user: Any = None) ->
         review = _checked_source(source=source, report=report)
         evidence = _checked_evidence(run_dir=run_dir, report=report, report_text=report_text)
         _check_counted_from(review=review, report=report, evidence=evidence)
+        _check_counts(report=report, evidence=evidence)
         _check_existing(review=review, evidence=evidence)
         before = curation_state(source_id=source.id)
         republished = ReviewArtifact.objects.filter(
@@ -199,6 +202,13 @@ def _check_counted_from(
                 f"but the source's current review is {review.id}: run make_difficulty again with "
                 f"source.current_review and source.grading_snapshot of review {review.id}"
             )
+
+
+def _check_counts(*, report: dict[str, Any], evidence: list[ArtifactFile]) -> None:
+    try:
+        check_report_counts(report=report, archive={file.path: file.content for file in evidence})
+    except ClaimContradicted as error:
+        raise DifficultyPublicationError(str(error)) from None
 
 
 def _json_or_none(text: str | None) -> Any:

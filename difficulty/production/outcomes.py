@@ -18,10 +18,10 @@ import json
 from pathlib import Path
 from typing import Any
 
+from difficulty.counting import LENGTH, counted_as
 from difficulty.wilson import wilson_95
 from reviews.production.runtime.tasks import Task
 
-LENGTH = "length"
 COUNTING_RULE = (
     "Verified attempts are those the native verifier scored; responses cut by the output budget "
     "(finish_reason length, thinking included) are scored as produced, stay in the verified "
@@ -37,19 +37,20 @@ def task_outcome(*, run_dir: Path, task: Task, attempt: dict[str, Any]) -> dict[
     stop_reason = attempt.get("stop_reason") or (
         "error" if verification.get("status") == "error" else None
     )
-    verified = verification.get("status") == "verified"
-    solved = verified and verification.get("passed") is True and stop_reason != LENGTH
     return {
         "task_id": task.id,
         "row_index": task.row_index,
         "verification": verification,
         "verifier_executed": bool(attempt.get("verifier_executed")),
         "done": bool(attempt.get("done")),
-        "attempt_complete": bool(attempt.get("done")) and verified and stop_reason != LENGTH,
+        "attempt_complete": bool(attempt.get("done"))
+        and verification.get("status") == "verified"
+        and stop_reason != LENGTH,
         "stop_reason": stop_reason,
         "turns": attempt.get("turns"),
         "execution_path": attempt["execution_path"],
-        "counted_as": "solved" if solved else ("unsolved" if verified else "unverified"),
+        # The rule publication recounts the archived attempts by.
+        "counted_as": counted_as(attempt=attempt),
         "final_answer": _has_final_answer(run_dir=run_dir, attempt=attempt),
     }
 

@@ -8,6 +8,7 @@ writer (``reviews.defect_invariant``): both services write inside ``defect_write
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from django.db import transaction
@@ -22,6 +23,7 @@ from atlas.services.display import refresh_display_state
 from reviews.defect_invariant import defect_writer
 from reviews.links import REVIEW_NOT_FOUND
 from reviews.models import Review, ReviewArtifact, VerifierIssue, VerifierIssueReproduction
+from reviews.production.format import evidence_claims
 from reviews.production.format.github_issues import is_github_issue_url, not_an_issue
 from reviews.vocabularies import ReviewKind
 
@@ -76,6 +78,14 @@ def validate_confirmation(
         r.get("method") == "runtime_execution" and r.get("tests_executed") is True for r in reviews
     ):
         raise DefectRuleError("A confirmed defect needs a native execution that reproduces it")
+    try:
+        archive = StoredArchive(review)
+        evidence_claims.check_runtime_reviews(collection=review.collection, archive=archive)
+        evidence_claims.check_reproductions(
+            collection=review.collection, archive=archive, required=True
+        )
+    except evidence_claims.ClaimContradicted as exc:
+        raise DefectRuleError(str(exc)) from None
     existing = VerifierIssue.objects.filter(source_id=source.id, issue_url=issue_url).first()
     if existing is not None and existing.status != VerifierIssue.Status.OPEN:
         raise DefectRuleError(
@@ -197,6 +207,17 @@ def validate_resolution(*, issue: VerifierIssue | None, resolution_review_id: st
     )
     if reason:
         raise _refuse(reason)
+    try:
+        archive = StoredArchive(review)
+        evidence_claims.check_runtime_reviews(collection=review.collection, archive=archive)
+        evidence_claims.check_fix_validations(
+            collection=review.collection,
+            archive=archive,
+            issue_url=issue.issue_url,
+            resolving=True,
+        )
+    except evidence_claims.ClaimContradicted as exc:
+        raise _refuse(str(exc)) from None
     return review
 
 
@@ -314,6 +335,32 @@ def refuse_good_while_open(*, source_id: str, quality: str | None) -> None:
     """The curated edit guard: a quality the open-defect cap would change is refused."""
     if capped_for_open_defect(quality) != quality and has_open_defect(source_id=source_id):
         raise CuratedEditRefused(CAP_MESSAGE)
+
+
+class StoredArchive(Mapping[str, str]):
+    """A published collection's artifacts as ``evidence_claims`` reads an archive: paths listed
+    once, each file's text loaded only when a check opens it."""
+
+    def __init__(self, review: Review) -> None:
+        self._review = review
+        self._paths = frozenset(
+            ReviewArtifact.objects.filter(review=review).values_list("path", flat=True)
+        )
+
+    def __getitem__(self, path: str) -> str:
+        if path not in self._paths:
+            raise KeyError(path)
+        return (
+            ReviewArtifact.objects.filter(review=self._review, path=path)
+            .values_list("content", flat=True)
+            .get()
+        )
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._paths)
+
+    def __len__(self) -> int:
+        return len(self._paths)
 
 
 def _reviews_of(review: Review) -> list[dict[str, Any]]:

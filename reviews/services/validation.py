@@ -30,6 +30,7 @@ from reviews.production.format.collection_checks import (
     CollectionRejected,
     check_collection,
 )
+from reviews.production.format.evidence_claims import ClaimContradicted, check_collection_claims
 from reviews.production.format.evidence_set import (
     COLLECTION_FILE,
     GRADING_CLAIM_PATH,
@@ -116,6 +117,8 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
             artifact_file(path=GRADING_CLAIM_PATH, data=claim.encode("utf-8"), content=claim)
         )
     files = _archived_files(files_in_run, raw, review_id, cited, generated)
+    if kind != ReviewKind.IMPORTED:  # an outside audit archives no native runs to hold it to
+        _check_claims_against_archive(collection, files)
     _check_existing_artifacts(review_id, files)
     return ValidatedRun(
         run_dir=run_dir,
@@ -318,6 +321,18 @@ def _archived_files(
             continue  # uncited non-text files of the globbed set are skipped
         files.append(file)
     return tuple(sorted([*files, *generated], key=lambda file: file.path))
+
+
+def _check_claims_against_archive(
+    collection: dict[str, Any], files: tuple[ArtifactFile, ...]
+) -> None:
+    """What the reviews say agrees with the native records archived beside them."""
+    try:
+        check_collection_claims(
+            collection=collection, archive={file.path: file.content for file in files}
+        )
+    except ClaimContradicted as exc:
+        raise PublicationRejected(str(exc)) from None
 
 
 def _check_not_in_future(updated_at: dt.datetime | None) -> None:

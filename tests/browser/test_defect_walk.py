@@ -18,7 +18,7 @@ from difficulty.publication import publish_difficulty_run
 from reviews.models import VerifierIssue
 from reviews.services.publication import publish_run_directory
 from tests.difficulty.example_reports import write_example_difficulty
-from tests.reviews.builders import rewrite_collection
+from tests.reviews.builders import cite_fix_validation, cite_reproduction, rewrite_collection
 from tests.reviews.example_runs import FindingSpec, RunSpec, write_run_directory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -54,6 +54,7 @@ def write_defect_run(root: Path, source: Source) -> Path:
         synthesis["attributes"].update(
             {"review_pool_role": "verifier_defect", "issue_url": ISSUE_URL}
         )
+        cite_reproduction(run_dir, synthesis, issue_url=ISSUE_URL)
 
     rewrite_collection(run_dir, mark)
     return run_dir
@@ -75,9 +76,10 @@ def write_fix_run(root: Path, source: Source) -> Path:
                 "dataset_revision": source.payload["dataset_revision"],
                 "verifier_revision": source.payload["verifier_revision"],
                 "fix_validated": True,
-                "validation_evidence": synthesis["evidence"][0]["snapshot_path"],
+                "validation_evidence": "validation/validation.json",
             }
         ]
+        cite_fix_validation(run_dir, collection, synthesis, issue_url=ISSUE_URL)
 
     rewrite_collection(run_dir, resolve)
     return run_dir

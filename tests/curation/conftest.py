@@ -5,15 +5,21 @@ with separators (one of them wrong); and a finished make_review run at the buggy
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from io import StringIO
 from pathlib import Path
 
 import pytest
+from django.core.management import call_command
 
+from atlas.services.sync import sync_catalog
 from reviews.production.examples.marinskyrl import DefectCommits, add_separator_defect
 from tests.model_server import ModelServer
 from tests.production.conftest import (  # noqa: F401 - fixtures used by name
+    SOURCE_ID,
     api_key,
     checkout,
     commit_all,
@@ -71,3 +77,61 @@ def task_folder_of(run: Path, total: int) -> str:
         if numbers and int(numbers.group(1)) + int(numbers.group(2)) == total:
             return attempt.parent.relative_to(run).as_posix()
     raise AssertionError(f"no task sums to {total}")
+
+
+@dataclass(frozen=True)
+class ValidatedFix:
+    """The defect walk up to a validated fix, nothing of the fix published yet."""
+
+    reproduction: Path  # published and confirmed
+    confirming_review_id: str
+    fix: Path  # validate_fix's output at the fixed commit
+
+
+def command(name: str, *args: str) -> str:
+    out = StringIO()
+    call_command(name, *args, stdout=out, stderr=StringIO())
+    return out.getvalue()
+
+
+@pytest.fixture
+def validated_fix(
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+) -> ValidatedFix:
+    """The curators' walk of ``test_defect_lifecycle`` with shipped commands, to the point where
+    a validated fix waits to be published: review at the buggy commit published, reproduction
+    published and confirmed, a fresh review at the fixed commit, validate_fix's output."""
+    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    publish_args = ("--atlas-id", SOURCE_ID)
+    command("publish_review", "--run-dir", str(buggy_run), *publish_args)
+    reproduction = tmp_path / "reproduction"
+    command(
+        "reproduce_defect", "--run-dir", str(buggy_run),
+        "--attempt", task_folder_of(buggy_run, 2006), "--kind", "verifier",
+        "--issue-url", ISSUE_URL, "--expect", "accepted", "--saved-answer",
+        "--answer", "The total is 2,006.\n#### 2,006", "--curator", "alice",
+        "--output", str(reproduction),
+    )  # fmt: skip
+    published = json.loads(command("publish_review", "--run-dir", str(reproduction), *publish_args))
+    command(
+        "confirm_verifier_issue", *publish_args, "--issue-url", ISSUE_URL,
+        "--review-id", published["review_id"],
+    )  # fmt: skip
+    defect_checkout.at(defect_checkout.fixed)
+    fixed_review = tmp_path / "review-fixed"
+    make_review(
+        "--config", str(separator_config), "--n", "2", "--seed", "7",
+        "--output", str(fixed_review),
+    )  # fmt: skip
+    atlas_row = tmp_path / "atlas-row.json"
+    atlas_row.write_text(
+        json.dumps(client.get(f"/api/sources/{SOURCE_ID}/").json()), encoding="utf-8"
+    )
+    fix = tmp_path / "fix"
+    command(
+        "validate_fix", "--confirming", str(reproduction), "--review", str(fixed_review),
+        "--atlas-row", str(atlas_row), "--curator", "alice", "--output", str(fix),
+    )  # fmt: skip
+    return ValidatedFix(
+        reproduction=reproduction, confirming_review_id=published["review_id"], fix=fix
+    )

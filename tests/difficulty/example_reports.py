@@ -177,6 +177,15 @@ def _write_attempt(*, run_dir: Path, model: dict[str, Any], outcome: dict[str, A
             "usage": {"prompt_tokens": 20, "completion_tokens": 8, "total_tokens": 28},
         },
     )  # fmt: skip
+    attempt = {
+        "verification": outcome["verification"],
+        "verifier_executed": outcome["verifier_executed"],
+        "done": outcome["done"],
+        "turns": outcome["turns"],
+        "stop_reason": outcome["stop_reason"],
+        "execution_path": outcome["execution_path"],
+    }
+    _write_json(base / "attempt.json", attempt)
     event = {"event": "verify", "task_id": outcome["task_id"], **outcome["verification"]}
     (base / "verifier-trace.jsonl").write_text(json.dumps(event) + "\n", encoding="utf-8")
     (base / "verifier.stdout").write_text("Example verifier output.\n", encoding="utf-8")

@@ -89,3 +89,64 @@ def database_state() -> dict[str, Any]:
 
 def source_row(source_id: str = SOURCE_ID) -> Source:
     return Source.objects.get(id=source_id)
+
+
+# --- defect records, as the curators' tools archive them ---------------------------------------
+
+
+def evidence_item(run_dir: Path, relative: str) -> dict[str, Any]:
+    """An evidence item citing a file already written in ``run_dir``."""
+    data = (run_dir / relative).read_bytes()
+    return {
+        "url": f"file:{relative}",
+        "snapshot_path": relative,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "retrieved_at": "2025-03-05T09:00:00Z",
+        "locator": {"kind": "json_pointer", "value": "/"},
+        "artifact_revision": None,
+    }
+
+
+def _native_attempt(*, passed: bool) -> bytes:
+    verification = {"status": "verified", "score": float(passed), "passed": passed}
+    return json.dumps({"verification": verification, "verifier_executed": True}).encode()
+
+
+def _case(role: str, execution: str, expected: str, observed: str) -> dict[str, Any]:
+    answer = {"source": "saved", "origin": "tasks/0000/execution-000"}
+    return {"role": role, "task_id": "0000", "answer": answer, "expected": expected,
+            "observed": observed, "execution_path": execution}  # fmt: skip
+
+
+def cite_reproduction(run_dir: Path, review: dict[str, Any], *, issue_url: str) -> None:
+    """A ``reproduction.json`` beside the run's first attempt — which the verifier accepted where
+    the defect says it must reject — cited by ``review`` (the verifier_defect review)."""
+    case = _case("claim", "tasks/0000/execution-000", "rejected", "accepted")
+    report = {"reproduced": True, "issue_url": issue_url, "cases": [case]}
+    write_file(run_dir, "reproduction.json", json.dumps(report).encode())
+    review["evidence"].append(evidence_item(run_dir, "reproduction.json"))
+
+
+def cite_fix_validation(
+    run_dir: Path, collection: dict[str, Any], review: dict[str, Any], *, issue_url: str
+) -> None:
+    """``validation/validation.json`` with its two native runs at the collection's commit — the
+    failing input accepted, a control rejected — cited by ``review`` (the resolution entry's)."""
+    executions = {
+        "validation/tasks/0000/execution-000/attempt.json": _native_attempt(passed=True),
+        "validation/tasks/0001/execution-000/attempt.json": _native_attempt(passed=False),
+    }
+    for relative, data in executions.items():
+        write_file(run_dir, relative, data)
+    record = {
+        "issue_url": issue_url,
+        "fix_validated": True,
+        "validated_marinskyrl_commit": collection["execution_provenance"]["marinskyrl_commit"],
+        "cases": [
+            _case("failing_input", "tasks/0000/execution-000", "accepted", "accepted"),
+            _case("control", "tasks/0001/execution-000", "rejected", "rejected"),
+        ],
+    }
+    write_file(run_dir, "validation/validation.json", json.dumps(record).encode())
+    for relative in ["validation/validation.json", *executions]:
+        review["evidence"].append(evidence_item(run_dir, relative))

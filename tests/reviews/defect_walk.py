@@ -20,6 +20,8 @@ from tests.reviews.builders import (
     SOURCE_ID,
     VERIFIER_REVISION,
     build_run,
+    cite_fix_validation,
+    cite_reproduction,
     publish,
     rewrite_collection,
     sync_rows,
@@ -43,6 +45,7 @@ def defect_run(root: Path) -> Path:
             {"review_pool_role": "verifier_defect", "issue_url": ISSUE_URL}
         )
         synthesis["findings"] = [finding("defect-1", DEFECT_FINDING, severity="high")]
+        cite_reproduction(run_dir, synthesis, issue_url=ISSUE_URL)
 
     rewrite_collection(run_dir, mark)
     return run_dir
@@ -61,6 +64,7 @@ def fix_run(root: Path) -> Path:
                 "fix_validated": True,
             }
         ]
+        cite_fix_validation(run_dir, collection, synthesis, issue_url=ISSUE_URL)
 
     rewrite_collection(run_dir, resolve)
     return run_dir

@@ -581,8 +581,73 @@ def publish_pool() -> tuple[Review, Review, Review]:
 
 ISSUE_URL = "https://github.com/marin-community/MarinSkyRL/issues/4242"
 DEFECT_ATTEMPT = "tasks/0/execution-1/attempt.json"
+DEFECT_REPRODUCTION = "reproduction.json"
+DEFECT_VALIDATION = "validation/validation.json"
 DEFECT_SUBJECT = "subject-source"
 DEFECT_REVIEWED_AT = "2026-11-01T00:00:00Z"
+FIX_COMMIT = "f" * 40
+
+
+def _native_attempt(*, passed: bool) -> str:
+    return json.dumps(
+        {"verification": {"status": "verified", "passed": passed}, "verifier_executed": True}
+    )
+
+
+def _case(role: str, execution: str, expected: str, observed: str) -> dict[str, Any]:
+    return {
+        "role": role,
+        "task_id": "0",
+        "answer": {"source": "saved", "origin": "tasks/0/execution-1"},
+        "expected": expected,
+        "observed": observed,
+        "execution_path": execution,
+    }
+
+
+def _reproduction_text(issue_url: str | None) -> str:
+    case = _case("claim", "tasks/0/execution-1", "accepted", "rejected")
+    return json.dumps({"reproduced": True, "issue_url": issue_url, "cases": [case]})
+
+
+def _validation_text(issue_url: str | None) -> str:
+    cases = [
+        _case("failing_input", "tasks/0/execution-1", "accepted", "accepted"),
+        _case("control", "tasks/0/execution-2", "rejected", "rejected"),
+    ]
+    return json.dumps(
+        {
+            "issue_url": issue_url,
+            "fix_validated": True,
+            "validated_marinskyrl_commit": FIX_COMMIT,
+            "cases": cases,
+        }
+    )
+
+
+# What the defect factories archive: each file agrees with the claims resting on it (the runtime
+# review's verdict, the reproduction's cases, the fix validation's cases), as the curators' tools
+# write them; ``store_collection(artifacts=…)`` picks which of them a collection holds, with the
+# issue its defect review or resolution entry names.
+DEFECT_FILES = {
+    # The saved input the verifier wrongly rejected.
+    DEFECT_ATTEMPT: _native_attempt(passed=False),
+    DEFECT_REPRODUCTION: _reproduction_text(ISSUE_URL),
+    DEFECT_VALIDATION: _validation_text(ISSUE_URL),
+    "validation/tasks/0/execution-1/attempt.json": _native_attempt(passed=True),
+    "validation/tasks/0/execution-2/attempt.json": _native_attempt(passed=False),
+}
+
+
+def _named_issue(reviews: list[dict[str, Any]], key: str) -> str | None:
+    for review in reviews:
+        attributes = review.get("attributes") or {}
+        if key == "issue_url" and attributes.get("review_pool_role") == "verifier_defect":
+            return attributes.get("issue_url", ISSUE_URL)
+        if key == "resolved_verifier_issues":
+            for entry in attributes.get(key) or []:
+                return entry.get("issue_url")
+    return ISSUE_URL
 
 
 def _defect_review(review_id: str, method: str, **fields: Any) -> dict[str, Any]:
@@ -600,7 +665,7 @@ def _defect_review(review_id: str, method: str, **fields: Any) -> dict[str, Any]
 
 
 def _attempt_evidence() -> list[dict[str, Any]]:
-    return [_evidence(DEFECT_ATTEMPT, {DEFECT_ATTEMPT: "{}"})]
+    return [_evidence(DEFECT_ATTEMPT, DEFECT_FILES)]
 
 
 def runtime_review(
@@ -634,7 +699,13 @@ def defect_review(*, issue_url: str | None = ISSUE_URL, with_issue: bool = True)
         ]
     else:
         findings = [finding("defect-1/finding/0", kind="observation", severity=None, text="note")]
-    return _defect_review("defect-1", "static_inspection", findings=findings, attributes=attributes)
+    return _defect_review(
+        "defect-1",
+        "static_inspection",
+        findings=findings,
+        attributes=attributes,
+        evidence=[_evidence(DEFECT_REPRODUCTION, DEFECT_FILES)],
+    )
 
 
 def resolution_entry(source: Source, **overrides: Any) -> dict[str, Any]:
@@ -643,7 +714,7 @@ def resolution_entry(source: Source, **overrides: Any) -> dict[str, Any]:
         "dataset_revision": source.payload["dataset_revision"],
         "verifier_revision": source.payload["verifier_revision"],
         "fix_validated": True,
-        "validation_evidence": DEFECT_ATTEMPT,
+        "validation_evidence": DEFECT_VALIDATION,
     }
     entry.update(overrides)
     return entry
@@ -653,7 +724,7 @@ def fix_review(entries: list[dict[str, Any]]) -> dict[str, Any]:
     return _defect_review(
         "synthesis-1",
         "synthesis",
-        evidence=_attempt_evidence(),
+        evidence=[_evidence(DEFECT_VALIDATION, DEFECT_FILES)],
         attributes={"resolved_verifier_issues": entries},
     )
 
@@ -664,13 +735,15 @@ def store_collection(
     *,
     kind: str = "rating",
     updated_at: dt.datetime | None = None,
-    artifacts: tuple[str, ...] = (DEFECT_ATTEMPT,),
+    artifacts: tuple[str, ...] = tuple(DEFECT_FILES),
 ) -> Review:
     """Store a collection of ``reviews`` as a published review of ``source`` holding the given
-    artifact paths (each ``{}``); the kind and date are given, not derived."""
+    artifact paths of ``DEFECT_FILES``; the kind and date are given, not derived. A collection
+    that resolves a defect ran at ``FIX_COMMIT``, where its validation record says it ran."""
+    resolves = any((r.get("attributes") or {}).get("resolved_verifier_issues") for r in reviews)
     collection = {
         "schema_version": "0.3.0",
-        "execution_provenance": None,
+        "execution_provenance": {"marinskyrl_commit": FIX_COMMIT} if resolves else None,
         "created_at": IMPORTED_AT,
         "subjects": [],
         "reviews": reviews,
@@ -688,7 +761,12 @@ def store_collection(
         updated_at=updated_at if updated_at is not None else timezone.now(),
         published_at=timezone.now(),
     )
-    contents = {"quality-reviews.json": text, **{path: "{}" for path in artifacts}}
+    files = {
+        **DEFECT_FILES,
+        DEFECT_REPRODUCTION: _reproduction_text(_named_issue(reviews, "issue_url")),
+        DEFECT_VALIDATION: _validation_text(_named_issue(reviews, "resolved_verifier_issues")),
+    }
+    contents = {"quality-reviews.json": text, **{path: files[path] for path in artifacts}}
     store_artifacts(review, contents)
     return review
 

@@ -22,7 +22,15 @@ from reviews.example_label import is_example_collection
 from reviews.models import Review, VerifierIssue
 from reviews.production.examples.marinskyrl import SOURCE_ID, git
 from reviews.services.defects import confirm_verifier_issue
-from tests.reviews.builders import FindingSpec, build_run, database_state, publish
+from tests.reviews.builders import (
+    FindingSpec,
+    build_run,
+    cite_reproduction,
+    database_state,
+    publish,
+    review_by_id,
+    rewrite_collection,
+)
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
 RATED = {"MarinSkyRL:math500": "some_issues", "MarinSkyRL:asdiv": "bad"}
@@ -211,6 +219,12 @@ def test_a_walk_that_stopped_midway_is_refused_with_nothing_changed(tmp_path, pa
         started_at=timezone.now() - dt.timedelta(hours=1),
         source_findings=(FindingSpec("high", "Example finding."),),
         extra_attributes={"review_pool_role": "verifier_defect", "issue_url": EXAMPLE_ISSUE},
+    )
+    rewrite_collection(
+        defect,
+        lambda collection: cite_reproduction(
+            defect, review_by_id(collection, "source-synthesis"), issue_url=EXAMPLE_ISSUE
+        ),
     )
     confirming = publish(defect, SOURCE_ID)["review_id"]
     confirm_verifier_issue(source_id=SOURCE_ID, issue_url=EXAMPLE_ISSUE, review_id=confirming)

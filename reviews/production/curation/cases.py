@@ -13,6 +13,7 @@ from decimal import Decimal
 from typing import Any
 
 from reviews.production.curation.saved_runs import SavedAttempt, answer_text, completion_of
+from reviews.production.format.evidence_claims import meets, observed_outcome
 from reviews.production.runtime.errors import CurationRefused, UsageError
 
 EXPECTATIONS = {
@@ -108,21 +109,16 @@ class Observation:
 
     @property
     def outcome(self) -> str:
-        """accepted | rejected | error | unavailable | worker_failed"""
-        if self.worker_error is not None or self.attempt is None:
+        """accepted | rejected | error | unavailable | worker_failed (publication reads the
+        archived attempt by the same rule: ``format.evidence_claims``)"""
+        if self.worker_error is not None:
             return "worker_failed"
-        status = self.verification.get("status")
-        if status == "verified":
-            return "accepted" if self.verification.get("passed") is True else "rejected"
-        return "error" if status == "error" else "unavailable"
+        return observed_outcome(self.attempt)
 
     @property
     def met(self) -> bool:
         """The observation is what the case expects."""
-        outcome = self.outcome
-        if self.case.expectation == "graded":
-            return outcome in ("accepted", "rejected")
-        return outcome == self.case.expectation
+        return meets(expected=self.case.expectation, outcome=self.outcome)
 
     @property
     def described(self) -> str:

@@ -11,7 +11,7 @@ from dataclasses import replace
 from html import unescape
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from difficulty.classification import classify_report
 from difficulty.production.pipeline import DifficultyOptions
@@ -20,6 +20,7 @@ from difficulty.registry import current_protocol, get_registry
 from difficulty.wilson import wilson_95
 from tests.difficulty.production.conftest import HOSTED_KEY_ENV, SOURCE_ID, row_index
 from tests.difficulty.production.helpers import make_difficulty
+from tests.hostile.conftest import fingerprint
 from tests.model_server import Reply
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db]
@@ -218,3 +219,42 @@ def test_a_worker_timeout_is_an_unverified_attempt_that_resume_keeps(
     model_server.requests.clear()
     resumed = run_make_difficulty(options=replace(options, resume=True), stderr=io.StringIO())
     assert resumed.attempts_run == 0 and model_server.chat_requests() == []
+
+
+def _solved_large_outcome(report: dict) -> tuple[int, dict]:
+    large = next(m for m in report["models"] if m["size"] == "large")
+    return next((i, o) for i, o in enumerate(large["task_outcomes"]) if o["counted_as"] == "solved")
+
+
+def _claim_three_solved(output) -> str:
+    report = load(output / "difficulty.json")
+    large = next(m for m in report["models"] if m["size"] == "large")
+    large.update(solved=3, solve_rate=0.75, wilson_95=wilson_95(solved=3, verified=4))
+    (output / "difficulty.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
+    return (
+        "difficulty.json models[large].task_outcomes[].execution_path/attempt.json solved is 2, "
+        "difficulty.json models[large] says 3"
+    )
+
+
+def _unsolve_an_attempt(output) -> str:
+    index, outcome = _solved_large_outcome(load(output / "difficulty.json"))
+    path = output / outcome["execution_path"] / "attempt.json"
+    attempt = load(path)
+    attempt["verification"]["passed"] = False
+    path.write_text(json.dumps(attempt), encoding="utf-8")
+    return (
+        f'{outcome["execution_path"]}/attempt.json counted_as is "unsolved", '
+        f'difficulty.json models[large] task_outcomes[{index}] says "solved"'
+    )
+
+
+@pytest.mark.parametrize("forge", [_claim_three_solved, _unsolve_an_attempt])
+def test_counts_the_archived_attempts_do_not_add_up_to_are_refused(produced, good_source, forge):
+    output, _, _ = produced
+    expected = forge(output)
+    before = fingerprint()
+    with pytest.raises(CommandError) as failure:
+        call_command("publish_difficulty", "--run-dir", str(output), "--atlas-id", SOURCE_ID)
+    assert fingerprint() == before
+    assert str(failure.value) == "Claim contradicts its archived evidence: " + expected
