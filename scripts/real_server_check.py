@@ -62,8 +62,8 @@ SERVER_GRACE_SECONDS = 10.0
 
 
 class Interruption:
-    """The first SIGINT: remembered, and passed once to the make_review running now (which
-    stops cleanly and keeps its files); the check then starts nothing new."""
+    """A SIGINT: remembered, and passed to the make_review running now — the first stops it
+    cleanly (its files kept), a second at once; the check then starts nothing new."""
 
     def __init__(self) -> None:
         self.event = threading.Event()
@@ -76,8 +76,10 @@ class Interruption:
         first = not self.event.is_set()
         self.event.set()
         child = self.child
-        if first and child is not None and child.poll() is None:
-            log("interrupted: stopping make_review, then the server; the report follows")
+        if child is not None and child.poll() is None:
+            # A second Ctrl-C is passed on too: make_review then kills its workers and exits.
+            log("interrupted: stopping make_review, then the server; the report follows"
+                if first else "interrupted again: make_review stops now")  # fmt: skip
             with contextlib.suppress(ProcessLookupError):
                 child.send_signal(signal.SIGINT)
 
