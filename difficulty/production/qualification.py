@@ -13,7 +13,8 @@ from urllib.parse import quote
 
 from difficulty.eligibility import Standing, refusal
 from difficulty.production.errors import DifficultyProductionError
-from reviews.production.runtime.bounded_http import CallFailed, fetch_json
+from reviews.production.runtime.atlas_client import AtlasClient
+from reviews.production.runtime.errors import ReviewProductionError
 
 ROW_TIMEOUT_SECONDS = 30.0
 # One source row is a few kilobytes; anything far larger is not the Atlas answering.
@@ -47,23 +48,17 @@ def atlas_row(
 
 
 def _read_row(*, source: dict[str, Any], atlas_id: str, timeout: float) -> Any:
-    """``<atlas_url>/api/sources/<id>/`` within a deadline and a size cap; every failure is one
-    line naming the URL (never a traceback)."""
+    """``<atlas_url>/api/sources/<id>/`` through the Atlas client every tool uses (a deadline
+    for the whole read, a size cap, redirects on the Atlas only); every failure is one line
+    naming the URL (never a traceback)."""
     base = source["atlas_url"]
     if not isinstance(base, str) or not base.startswith(("http://", "https://")):
         raise DifficultyProductionError("source.atlas_url must be an http(s) URL")
-    url = f"{base.rstrip('/')}/api/sources/{quote(atlas_id, safe='')}/"
     try:
-        status, row = fetch_json(url=url, timeout=timeout, max_bytes=ROW_MAX_BYTES)
-    except CallFailed as failure:
-        raise DifficultyProductionError(
-            f"Cannot read the Atlas row from {url}: {failure.reason}"
-        ) from None
-    if status != 200:
-        raise DifficultyProductionError(f"Cannot read the Atlas row from {url}: HTTP {status}")
-    if row is None:
-        raise DifficultyProductionError(f"Cannot read the Atlas row from {url}: not JSON")
-    return row
+        with AtlasClient(base, timeout=timeout, max_bytes=ROW_MAX_BYTES) as client:
+            return client.json(f"/api/sources/{quote(atlas_id, safe='')}/")
+    except ReviewProductionError as exc:
+        raise DifficultyProductionError(f"The Atlas row: {exc}") from None
 
 
 def check_qualifies(*, row: dict[str, Any]) -> None:

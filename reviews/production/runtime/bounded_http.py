@@ -14,7 +14,6 @@ not kept alive between calls, so every call's socket is its own.
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
 import socket
 import threading
@@ -244,21 +243,3 @@ class BoundedHttp:
                     call.end(STOPPED)
                 elif now >= call.deadline:
                     call.end(DEADLINE)
-
-
-def fetch_json(
-    *, url: str, timeout: float, max_bytes: int, headers: dict[str, str] | None = None
-) -> tuple[int, Any]:
-    """GET ``url`` within the deadline and the size cap: the status and the parsed JSON body
-    (``None`` when the body is not JSON). Raises ``CallFailed`` when no complete answer came."""
-    http = BoundedHttp(connections=1)
-    try:
-        answer = http.request(
-            "GET", url, timeout=timeout, max_bytes=max_bytes, headers=headers, label=url
-        )
-    finally:
-        http.close()
-    try:
-        return answer.status, json.loads(answer.body)
-    except ValueError:
-        return answer.status, None

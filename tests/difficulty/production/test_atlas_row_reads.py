@@ -1,4 +1,4 @@
-"""make_difficulty's ``source.atlas_url`` read is bounded like a model call: a
+"""make_difficulty's ``source.atlas_url`` read goes through the Atlas client every tool uses: a
 deadline for the whole read, a size cap, and one line (never a traceback) for every failure."""
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ def test_a_trickled_answer_ends_at_the_deadline():
         message = read(server, timeout=1.0)
         url = f"{server.base_url.removesuffix('/v1')}{ROW_PATH}"
         assert message == (
-            f"Cannot read the Atlas row from {url}: no complete answer within the 1 s deadline"
+            f"The Atlas row: Cannot read {url}: no complete answer within the 1 s deadline"
         )
 
 
@@ -44,7 +44,7 @@ def test_a_huge_answer_is_refused(declared):
     with ModelServer() as server:
         server.routes[ROW_PATH] = Reply(size_bytes=ROW_MAX_BYTES * 4, declare_length=declared)
         message = read(server)
-        assert message.startswith("Cannot read the Atlas row from ")
+        assert message.startswith("The Atlas row: Cannot read ")
         assert f"{ROW_MAX_BYTES:,}" in message and "\n" not in message
 
 
@@ -57,7 +57,7 @@ def test_errors_are_one_line():
         gone = server.base_url.removesuffix("/v1")
     # The server is gone: the connection is refused.
     message = read(gone)
-    assert message.startswith("Cannot read the Atlas row from ") and "\n" not in message
+    assert message.startswith("The Atlas row: Cannot read ") and "\n" not in message
     source = {"source_id": ATLAS_ID, "atlas_url": "ftp://atlas.example"}
     with pytest.raises(DifficultyProductionError, match="must be an http"):
         atlas_row(source=source, atlas_id=ATLAS_ID)
