@@ -18,6 +18,9 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
+from reviews.production.curation.execution import replay_task
+from reviews.production.curation.saved_runs import SavedAttempt
+from reviews.production.runtime.errors import CurationRefused
 from tests.curation.conftest import (  # noqa: F401 - fixtures used by name
     ISSUE_URL,
     buggy_run,
@@ -183,3 +186,26 @@ def test_reused_evidence_that_leads_out_of_the_run_is_refused(tmp_path, write_co
     # Where the copy would have landed: output/reused/<id>/../../../ is the output's parent.
     assert not (output.parent / "PLANT.txt").exists()
     assert not list(tmp_path.rglob("reused"))
+
+
+def test_saved_task_files_that_lead_out_of_the_run_are_refused(tmp_path):
+    """A Harbor attempt's saved ``task/`` is copied into the case's evidence: a link in it to a
+    file of this machine would publish that file."""
+    run = tmp_path / "run"
+    execution = run / "tasks" / "0000" / "execution-000"
+    (execution / "task").mkdir(parents=True)
+    (execution / "task" / "instruction.md").write_text("Do it.", encoding="utf-8")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("private", encoding="utf-8")
+    (execution / "task" / "notes.txt").symlink_to(secret)
+    attempt = SavedAttempt(
+        run_dir=run, task_folder="tasks/0000", execution_path="tasks/0000/execution-000",
+        task={"id": "t", "task_dir": "/elsewhere"}, model={}, config={}, attempt={},
+        responses=(),
+    )  # fmt: skip
+    with pytest.raises(CurationRefused) as refused:
+        replay_task(attempt)
+    assert str(refused.value) == (
+        "tasks/0000/execution-000: a saved task file leads out of the run: "
+        "tasks/0000/execution-000/task/notes.txt"
+    )

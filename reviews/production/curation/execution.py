@@ -145,6 +145,15 @@ def replay_task(attempt: SavedAttempt) -> Task:
             raise CurationRefused(
                 f"{attempt.execution_path}: the saved attempt's task files (task/) are missing"
             )
+        # The case copies these files (links followed) into its own evidence: none may lead
+        # out of the run.
+        root = attempt.run_dir.resolve()
+        for path in [saved, *saved.rglob("*")]:
+            if not resolves_inside(path, root):
+                raise CurationRefused(
+                    f"{attempt.execution_path}: a saved task file leads out of the run: "
+                    f"{path.relative_to(attempt.run_dir).as_posix()}"
+                )
         record["task_dir"] = str(saved)
     dataset = (record.get("packed_task") or {}).get("dataset_path")
     if isinstance(dataset, str) and not Path(dataset).exists():
