@@ -151,8 +151,8 @@ def _unsafe(name: str) -> ArchiveRejected:
 def _tar_entries(archive: Path) -> Iterator:
     limit = max_archive_entries()
     with tarfile.open(archive, mode="r:gz") as bundle:
-        entries = []
-        by_name = {}
+        entries: list[_Entry] = []
+        by_name: dict[str, tarfile.TarInfo] = {}
         # Member by member, so counting stops at the limit before the rest is even read.
         for member in bundle:
             if len(entries) >= limit:

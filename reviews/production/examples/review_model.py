@@ -96,7 +96,8 @@ class ReviewModel:
         payload = payload if isinstance(payload, dict) else {}
         outcome = payload.get("native_outcome") or {}
         verification = outcome.get("verification") or {}
-        said = {True: "passed", False: "failed"}.get(verification.get("passed"), "did not decide")
+        passed = verification.get("passed")
+        said = "passed" if passed is True else "failed" if passed is False else "did not decide"
         answer = self.opinion(
             f"Scripted {kind} opinion; the native verifier {said} the solver's answer."
         )

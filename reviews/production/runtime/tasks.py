@@ -172,9 +172,12 @@ def expected_routes(*, source: dict[str, Any]) -> tuple[str, ...]:
     tasks unless a row names a Terminal-Bench task, a folder of tasks is Harbor's; a manifest
     names each record's route. A warm host for it starts importing (~2 s on the Gym route)
     while the rows are read and sampled."""
-    return {"skyrl_prepared": (GYM_ROUTE,), "harbor_directory": (HARBOR_ROUTE,)}.get(
-        source.get("format"), ()
-    )
+    implied: dict[str, tuple[str, ...]] = {
+        "skyrl_prepared": (GYM_ROUTE,),
+        "harbor_directory": (HARBOR_ROUTE,),
+    }
+    kind = source.get("format")
+    return implied.get(kind, ()) if isinstance(kind, str) else ()
 
 
 def read_tasks(*, source: dict[str, Any]) -> Iterator[Task]:
