@@ -279,6 +279,15 @@ class VerifierIssueViewSet(
     pagination_class = ListPagination
     permission_classes = [CanManageVerifierIssues]
 
+    def list(self, request, *args, **kwargs):
+        # Strict as the other lists: an empty status or a value given twice is a 400, never
+        # quietly no filter or the last value.
+        refuse_repeated(request, ("source", "status"))
+        if request.query_params.get("status") == "":
+            choices = ", ".join(VerifierIssue.Status.values)
+            raise serializers.ValidationError({"status": [f"Expected one of: {choices}."]})
+        return super().list(request, *args, **kwargs)
+
     @extend_schema(
         request=ConfirmRequestSerializer,
         responses={201: VerifierIssueSerializer, 200: VerifierIssueSerializer},

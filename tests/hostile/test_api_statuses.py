@@ -84,6 +84,9 @@ def test_a_method_a_route_does_not_serve_is_405_before_credentials(client, opera
         ("/api/reviews/?source=a&page_size=1&page_size=2", "page_size"),
         ("/api/reviews/?source=a&page_size=501", "page_size"),
         ("/api/reviews/?source=a&page=0", "page"),
+        ("/api/verifier-issues/?status=", "status"),
+        ("/api/verifier-issues/?source=a&source=b", "source"),
+        ("/api/verifier-issues/?page_size=0", "page_size"),
     ],
 )
 def test_a_query_value_the_schema_does_not_allow_is_a_400_naming_it(client, query, refused):
