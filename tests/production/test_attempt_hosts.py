@@ -281,6 +281,14 @@ def test_install_compiles_the_gym_hosts_libraries_into_the_native_cache(tmp_path
         assert cached.is_file()
 
 
+def test_an_install_whose_interpreter_cannot_start_a_host_still_installs(tmp_path, monkeypatch):
+    cache = tmp_path / "native-bytecode"
+    monkeypatch.setenv(BYTECODE_CACHE_ENV, str(cache))
+    monkeypatch.setattr(sys, "executable", str(tmp_path / "no-such-python"))
+    prime_native_bytecode()  # nothing raised: the first run fills the cache
+    assert not list(cache.rglob("*.pyc"))
+
+
 def test_a_closed_host_ends_at_once_without_finalising_its_libraries(tmp_path):
     """Closing a host ends it as its attempts end (``os._exit``): the attempts it served have
     answered, and the exit work of what it imported (here an exit handler) is never run."""

@@ -31,6 +31,13 @@ def test_what_the_fast_writer_refuses_is_written_by_the_standard_library(tmp_pat
     }
 
 
+def test_a_number_json_has_no_word_for_is_null():
+    assert json.loads(json_text({"nan": float("nan"), "inf": float("inf")})) == {
+        "nan": None,
+        "inf": None,
+    }
+
+
 def test_a_float_reads_back_as_the_same_number():
     for number in (1e-05, 3.14159e-07, 123456789.123, 1 / 3):
         assert json.loads(json_text({"x": number})) == {"x": number}

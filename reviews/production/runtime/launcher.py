@@ -128,6 +128,8 @@ def prime_native_bytecode() -> None:
     try:
         hosts.host_for(HostSpec(python=sys.executable, script=GYM_WORKER, pythonpath=(),
                                 warm=GYM_WARM_MODULES))  # fmt: skip
+    except (ReviewProductionError, OSError):
+        pass  # a cache left cold is filled by the first run, whose host reports its own failure
     finally:
         hosts.close()
 
