@@ -103,7 +103,7 @@ def _name_retired(records: list[dict[str, Any]]) -> None:
     retired = [r for r in records if r["kind"] == ChangeKind.RETIRED and not r["origin"]]
     for start in range(0, len(retired), BATCH_SIZE):
         batch = {r["source_id"]: r for r in retired[start : start + BATCH_SIZE]}
-        for source_id, origin, name in Source.objects.filter(id__in=list(batch)).values_list(
+        for source_id, origin, name in Source.objects.filter(id__among=list(batch)).values_list(
             "id", "origin", "display_name"
         ):
             batch[source_id].update(origin=origin, display_name=name)

@@ -46,6 +46,22 @@ def test_a_sync_records_added_changed_retired_and_returned(write_catalog):
     assert changes_of(forced["run"]) == {}
 
 
+def test_retired_sources_past_a_batch_are_each_named_by_one_bound_list(write_catalog):
+    """Every retired source's history names its origin and display name, however many retire;
+    each batch of them is read with its ids bound as one list (``atlas.db.lookups``), never a
+    parameter per id."""
+    rows = [make_row(f"MarinSkyRL:r{n:04d}") for n in range(1201)]
+    seed(write_catalog, rows)
+    with CaptureQueriesContext(connection) as queries:
+        run = seed(write_catalog, rows[:1])["run"]
+    named = SourceChange.objects.filter(run_id=run, kind="retired")
+    assert named.count() == 1200
+    assert set(named.values_list("origin", flat=True)) == {"MarinSkyRL"}
+    assert named.get(source_id="MarinSkyRL:r0500").display_name == "example/r0500"
+    selects = [q["sql"] for q in queries.captured_queries if q["sql"].startswith("SELECT")]
+    assert not [sql for sql in selects if "IN ('MarinSkyRL:r" in sql]
+
+
 def test_a_whole_origin_retired_and_a_source_moving_origin(write_catalog):
     seed(write_catalog, [make_row("MarinSkyRL:a"), make_row("Gym:g", display_name="G")])
     moved = make_row("MarinSkyRL:a", origin="Zoo")
