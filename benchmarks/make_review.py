@@ -181,8 +181,12 @@ def call_count(run_dir: Path) -> int:
 
 def fresh_run(*, config: Path, n: int, jobs: int, output: Path) -> tuple[float, float]:
     """One ``manage.py make_review`` as a reviewer starts it, in a process of its own: its wall
-    time from start to exit and the 1-minute load average when it ended."""
-    env = {key: value for key, value in os.environ.items() if key != "DJANGO_SETTINGS_MODULE"}
+    time from start to exit and the 1-minute load average when it ended. The reviewer's
+    environment names no settings and no database (make_review needs none; `make bench` sets
+    both for the benchmarks that do, and the default settings refuse a database URL without a
+    secret key)."""
+    unset = ("DJANGO_SETTINGS_MODULE", "DATABASE_URL")
+    env = {key: value for key, value in os.environ.items() if key not in unset}
     command = [sys.executable, "manage.py", "make_review", "--config", str(config), "--n",
                str(n), "--jobs", str(jobs), "--output", str(output)]  # fmt: skip
     started = time.perf_counter()
