@@ -170,7 +170,9 @@ def test_reused_evidence_that_leads_out_of_the_run_is_refused(tmp_path, write_co
     earlier = tmp_path / "a" / "b" / "earlier"
     make_review("--config", str(config), "--n", "2", "--seed", "7", "--output", str(earlier))
     collection = load(earlier / "quality-reviews.json")
-    runtime = next(r for r in collection["reviews"] if r["method"] == "runtime_execution")
+    # The last task's panel: the others are cited first, and none of their files may be
+    # copied before this one is refused.
+    runtime = [r for r in collection["reviews"] if r["method"] == "runtime_execution"][-1]
     runtime["evidence"][0]["snapshot_path"] = "../../../PLANT.txt"
     write(earlier / "quality-reviews.json", collection)
     (tmp_path / "PLANT.txt").write_text("planted", encoding="utf-8")  # what the path reads

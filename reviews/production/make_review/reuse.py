@@ -146,6 +146,10 @@ class ReusePlan:
             self.decisions[task.id] = decision
             if panel is not None:
                 self.panels[task.id] = panel
+        # Every name every cited panel reads is checked before the run starts: tasks run
+        # concurrently, and one panel's files must not be copied before another's is refused.
+        for panel in self.panels.values():
+            _panel_files(panel)
 
     @classmethod
     def read(
@@ -266,16 +270,9 @@ class ReusePlan:
             )
         # Every name is checked before any file is copied: a path the reused run names leads
         # nowhere outside it, nor outside this run once prefixed.
-        paths = [item["snapshot_path"] for review in panel.reviews for item in review["evidence"]]
-        # The whole saved execution, not only what the reviews cite: its native input and solver
-        # turns are what reproduce_defect re-runs from this run later.
-        execution = (panel.reviews[0].get("attributes") or {}).get("execution_path")
-        if isinstance(execution, str):
-            _confined(source.root, execution)
-            paths += _execution_files(source.root, execution)
         pairs = [
             (_confined(source.root, path), _confined(run_dir, source.prefix + str(path)))
-            for path in paths
+            for path in _panel_files(panel)
         ]
         for source_path, target in pairs:
             _copy(source_path, target)
@@ -358,6 +355,21 @@ def _retagged(tag: dict[str, Any], renamed: dict[str, str]) -> dict[str, Any]:
     moved["target"]["id"] = new_target
     moved["evidence_review_ids"] = [renamed.get(i, i) for i in tag["evidence_review_ids"]]
     return moved
+
+
+def _panel_files(panel: _Panel) -> list[str]:
+    """The names of the files a cited panel copies, each confined to its run (else refused):
+    what its reviews cite and the whole saved execution, whose native input and solver turns
+    are what reproduce_defect re-runs from this run later."""
+    root = panel.source.root
+    paths = [item["snapshot_path"] for review in panel.reviews for item in review["evidence"]]
+    execution = (panel.reviews[0].get("attributes") or {}).get("execution_path")
+    if isinstance(execution, str):
+        _confined(root, execution)
+        paths += _execution_files(root, execution)
+    for path in paths:
+        _confined(root, path)
+    return paths
 
 
 def _execution_files(root: Path, execution: str) -> list[str]:
