@@ -36,8 +36,10 @@ from typing import Any
 from django.core.management import call_command
 
 from atlas.api.row_values import source_row
+from atlas.artifact.catalog_artifact import write_document
 from atlas.models import Source
 from atlas.rules.example_notice import EXAMPLE_NOTICE
+from atlas.services.sync import sync_catalog
 from difficulty.registry import current_protocol
 from reviews.models import VerifierIssue
 from reviews.production.examples.chat_server import ChatServer
@@ -100,6 +102,8 @@ EXAMPLE_SERVING = {
 }
 # The imported-audit example: a Task Trove source with a dashboard note about it.
 AUDIT_SOURCE = "Task Trove:SankalpKJ__nemotron-math-oracle-filtered-v2"
+# The sources whose example reviews execute the example checkout: the overlay pins them to it.
+EXAMPLE_PINNED = frozenset({SOURCE_ID, *(example.source_id for example in RATING_EXAMPLES)})
 AUDIT_FINDING = "Example finding: answers written as fractions are compared as text."
 # Difficulty arms: which tasks (by their correct total) each role's scripted model gets wrong.
 ROLE_MISSES = {"small": {2011, 2016}, "large": {2016}, "hosted": set()}
@@ -162,6 +166,26 @@ class ExampleWalk:
         path = self.root / name
         path.write_text(json.dumps(document, indent=2) + "\n", encoding="utf-8")
         return path
+
+    def pin_examples(self, *, commit: str) -> None:
+        """The demo's catalog overlay: the example sources' rows pin the example checkout at
+        ``commit`` (verifyit off, as its reviews run), labelled as an example, so an example
+        review shows its rating only where what it executed is what its row pins
+        (``reviews.identity``). A forced Refresh restores the packaged pins, and with them the
+        examples' honest "Needs re-review"."""
+        rows = []
+        for source in Source.objects.active().order_by("id"):
+            row = dict(source.payload or {})
+            if source.id in EXAMPLE_PINNED:
+                scope = dict(row.get("grading_scope") or {})
+                row["grading_scope"] = {**scope, "mode": "legacy", "marinskyrl_revision": commit}
+                note = f"{EXAMPLE_NOTICE}: pinned to the demo's example checkout {commit[:12]}."
+                notes = str(row.get("notes") or "").split(f"{EXAMPLE_NOTICE}: pinned")[0]
+                row["notes"] = f"{notes.rstrip()} {note}".strip()
+            rows.append(row)
+        path = self.root / "example-catalog.json"
+        write_document(rows=rows, output=path)
+        sync_catalog(catalog_path=path, force=True, trigger="command")
 
     def atlas_row(self) -> Path:
         """The source's row as ``/api/sources/<id>/`` serves it, saved for the offline tools."""
@@ -238,6 +262,7 @@ def _suspect_attempts(run_dir: Path) -> list[str]:
 def _defect_walk(walk: ExampleWalk, *, config: Path) -> None:
     issue = ("--issue-url", EXAMPLE_ISSUE)
     curator = ("--curator", EXAMPLE_CURATOR)
+    walk.pin_examples(commit=walk.checkout.buggy)
     buggy = _make_review(walk, config=config, name="gsm8k-review")
     walk.publish(buggy)
     attempts = [arg for folder in _suspect_attempts(buggy) for arg in ("--attempt", folder)]
@@ -257,6 +282,8 @@ def _defect_walk(walk: ExampleWalk, *, config: Path) -> None:
     )  # fmt: skip
     walk.results.append(json.loads(confirmed))
     walk.checkout.at(walk.checkout.fixed)
+    # The fix merged: the registry pins the fixed commit (which the buggy review did not run).
+    walk.pin_examples(commit=walk.checkout.fixed)
     fixed = _make_review(walk, config=config, name="gsm8k-fixed")
     resolution = walk.root / "gsm8k-resolution"
     walk.step(

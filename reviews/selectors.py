@@ -18,11 +18,13 @@ from django.db.models.functions import Coalesce
 
 from atlas.models import Source
 from reviews import page_sections
+from reviews.identity import Difference, identity_differences
 from reviews.kinds import pool_role
 from reviews.models import Review, ReviewArtifact, VerifierIssue
 from reviews.vocabularies import ReviewKind
 
 ATTESTATION_PATH = re.compile(r"^publication/dataset-revision-attestation-[^/]+\.json$")
+NATIVE_ATTESTATION_PATH = re.compile(r"^publication/native-revision-attestation-[^/]+\.json$")
 _FAR_PAST = dt.datetime.min.replace(tzinfo=dt.UTC)
 
 
@@ -68,7 +70,8 @@ class ReviewBundle:
     resolved_issues: list[VerifierIssue]
     artifacts: list[ArtifactEntry]
     artifact_paths: dict[str, frozenset[str]]
-    # Contents of the small artifacts the page reads: dataset-revision attestations and what the
+    # Contents of the small artifacts the page reads: dataset- and native-revision attestations and
+    # what the
     # registered page sections asked for (reviews.page_sections).
     contents: dict[str, str]
 
@@ -79,6 +82,19 @@ class ReviewBundle:
     @property
     def own_artifact_paths(self) -> frozenset[str]:
         return self.artifact_paths.get(self.review.id, frozenset())
+
+    @property
+    def identity_differences(self) -> tuple[Difference, ...]:
+        """What a rating review executed that differs from its source's pins (page and API)."""
+        if self.review.kind != ReviewKind.RATING:
+            return ()
+        return tuple(
+            identity_differences(
+                payload=self.source.payload,
+                collection=self.review.collection,
+                attestations=self.contents,
+            )
+        )
 
 
 # --- loading -------------------------------------------------------------------------------------
@@ -142,9 +158,9 @@ def review_bundle(*, review_id: str) -> ReviewBundle | None:
         if owner == review.id
     ]
     own = frozenset(entry.path for entry in artifacts)
-    wanted = {path for path in own if ATTESTATION_PATH.match(path)} | page_sections.wanted_paths(
-        own
-    )
+    wanted = {
+        path for path in own if ATTESTATION_PATH.match(path) or NATIVE_ATTESTATION_PATH.match(path)
+    } | page_sections.wanted_paths(own)
     contents = (
         dict(
             ReviewArtifact.objects.filter(review_id=review.id, path__in=sorted(wanted))

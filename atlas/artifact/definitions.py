@@ -32,6 +32,7 @@ DATASET_KEYS = {"name", "revision", "url"}
 VERIFIER_KEYS = {"name", "revision", "url", "grading"}
 GRADING_KEYS = {
     "mode", "revision", "manifest", "agents", "marinskyrl_revision", "harbor_revision",
+    "verifyit_revision",
     "task_assets",
 }  # fmt: skip
 TASK_ASSET_KEYS = {"blend", "proxies", "membership", "component", "partition"}
@@ -336,7 +337,12 @@ def _grading(entry: _Entry, verifier: dict[str, Any]) -> dict[str, Any]:
         entry.fail("verifier.grading.agents must be an array of strings")
         agents = []
     scope: dict[str, Any] = {"mode": mode, "agents": agents}
-    for key in ("marinskyrl_revision", "harbor_revision"):
+    # The pins a review's executed identity is compared with (reviews.identity); verifyit's only
+    # where the mode grades with verifyit.
+    for key in ("marinskyrl_revision", "harbor_revision", "verifyit_revision"):
+        if key == "verifyit_revision" and key in grading and mode != "verifyit":
+            entry.fail("verifier.grading.verifyit_revision applies only to mode verifyit")
+            continue
         if key in grading:
             value = _string(entry, grading, key, f"verifier.grading.{key}", required=False)
             if value is not None and not HEX40_RE.match(value):

@@ -116,6 +116,15 @@ class ReviewSourceSerializer(serializers.Serializer):
     review_applicability = serializers.CharField(allow_null=True)
 
 
+class IdentityDifferenceSerializer(serializers.Serializer):
+    """A pin the review's executed identity differs from, and how to make the review current."""
+
+    pin = serializers.CharField()
+    pinned = serializers.CharField(allow_null=True)
+    executed = serializers.CharField(allow_null=True)
+    attest = serializers.CharField()
+
+
 class ReviewDetailSerializer(serializers.Serializer):
     id = serializers.CharField(source="review.id")
     source_id = serializers.CharField(source="review.source_id")
@@ -128,6 +137,8 @@ class ReviewDetailSerializer(serializers.Serializer):
     verifier_issues = OpenVerifierIssueSerializer(source="open_issues", many=True)
     resolved_verifier_issues = ResolvedIssueSerializer(source="resolved_issues", many=True)
     review_pool = PoolEntrySerializer(source="pool", many=True)
+    # Empty when the review's executed identity matches the source's pins (reviews.identity).
+    identity_differences = IdentityDifferenceSerializer(many=True)
     # The metaclass moves declared fields to _declared_fields; the stubs read this as
     # overriding Field.source (the attribute path), which it never does at runtime.
     source = ReviewSourceSerializer()  # type: ignore[assignment]

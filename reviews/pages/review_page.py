@@ -15,6 +15,7 @@ from django.urls import reverse
 from atlas.rules import timestamps
 from atlas.rules.labels import is_web_link
 from reviews import labels, page_sections
+from reviews.identity import Difference
 from reviews.models import Review
 from reviews.pages.native_outcome import outcome_of
 from reviews.pages.review_heading import ReviewHeading, review_heading
@@ -501,8 +502,14 @@ class Applicability:
     current_verifier_revision: str | None
     grading_tracking: str
     grading_revision: str | None
+    # Which pins the review's executed identity differs from, and how to attest each.
+    identity_differences: tuple[Difference, ...] = ()
 
 
+IDENTITY_HEADLINE = (
+    "Review applicability: Not current — the review executed other revisions than the source "
+    "pins; it covers the revisions it executed."
+)
 APPLICABILITY_HEADLINES = {
     "current": "Review applicability: Current — the reviewed data and verifier match the source.",
     "stale": "Review applicability: Stale — the source data or verifier changed since this review.",
@@ -536,6 +543,9 @@ def applicability(*, bundle: ReviewBundle) -> Applicability:
         headline = NOT_CURRENT_HEADLINE
         reviewed_data = _source_subject(bundle.review.collection).get("dataset_revision")
         reviewed_verifier = None
+    differences = bundle.identity_differences
+    if differences and bundle.is_current:
+        headline = IDENTITY_HEADLINE
     return Applicability(
         status=status,
         headline=headline,
@@ -545,6 +555,7 @@ def applicability(*, bundle: ReviewBundle) -> Applicability:
         current_verifier_revision=payload.get("verifier_revision"),
         grading_tracking=source.grading_tracking,
         grading_revision=source.review_grading_revision,
+        identity_differences=differences,
     )
 
 

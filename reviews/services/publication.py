@@ -22,6 +22,7 @@ from atlas.rules.vocabularies import ChangeKind
 from atlas.services.changes import curation_state, record_curation
 from atlas.services.display import refresh_display_state
 from reviews.applicability import BindingClaim, RowRevisions, binding_is_valid
+from reviews.identity import executed_commit
 from reviews.models import (
     GradingBinding,
     Review,
@@ -137,6 +138,10 @@ HISTORY_NOTES: dict[str, str] = {
 def _history_note(run: ValidatedRun, *, capped: bool, conflict: bool) -> str:
     if conflict:
         return CONFLICT_MESSAGE
+    if run.identity_differences:
+        return "Published as covering the revisions it executed: " + ", ".join(
+            f"{difference.pin} differs from the pin" for difference in run.identity_differences
+        )
     if capped:
         return "The rating is capped at Some issues while verifier defects remain open"
     return HISTORY_NOTES.get(run.kind, "")
@@ -156,7 +161,13 @@ def _apply_curated_update(source: Source, run: ValidatedRun) -> bool:
     source.review_id = run.review_id
     source.review_date = run.updated_at
     source.review_source_revision = run.reviewed_data_revision
-    source.review_verifier_revision = (source.payload or {}).get("verifier_revision")
+    # A review that executed other revisions than the row pins covers what it executed: the
+    # catalog then treats it as a changed revision (reviews.identity).
+    source.review_verifier_revision = (
+        executed_commit(run.collection)
+        if run.identity_differences
+        else (source.payload or {}).get("verifier_revision")
+    )
     source.traces = sum(
         1 for review in run.collection["reviews"] if review["method"] == "runtime_execution"
     )
@@ -200,6 +211,7 @@ def _result(run: ValidatedRun, source: Source, *, capped: bool, rated: bool) -> 
         "marinskyrl_commit": provenance.get("marinskyrl_commit"),
         "url": f"{settings.ATLAS_PUBLIC_URL.rstrip('/')}/reviews/{run.review_id}/",
         "capped_by_verifier_issues": capped,
+        "identity_differences": [d.as_dict() for d in run.identity_differences],
     }
 
 

@@ -22,6 +22,7 @@ from atlas.models import Source
 from atlas.rules import timestamps
 from atlas.rules.source_ids import ABSENT_OR_INACTIVE
 from reviews.applicability import grading_claim_text
+from reviews.identity import Difference, identity_differences
 from reviews.kinds import detect_kind, pool_role
 from reviews.models import Review, ReviewArtifact
 from reviews.production.format.attestations import Bridge, find_bridge
@@ -50,6 +51,7 @@ from reviews.vocabularies import ReviewKind
 
 COMMIT = re.compile(r"^[0-9a-f]{40}$")
 LATE_PROOF = re.compile(r"publication/[^/]+\.json")
+NATIVE_ATTESTATION = re.compile(r"publication/native-revision-attestation-[^/]+\.json")
 MAX_LATE_PROOFS = 20
 NO_SOURCE_SUBJECT = "Review subject does not identify the requested Atlas population"
 
@@ -71,6 +73,8 @@ class ValidatedRun:
     reviewed_data_revision: str | None
     run_grading: dict[str, Any] | None
     files: tuple[ArtifactFile, ...]
+    # What executed and differs from the row's pins (rating): empty when the review is current.
+    identity_differences: tuple[Difference, ...] = ()
 
 
 def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
@@ -120,6 +124,21 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
     if kind != ReviewKind.IMPORTED:  # an outside audit archives no native runs to hold it to
         _check_claims_against_archive(collection, files)
     _check_existing_artifacts(review_id, files)
+    differences: tuple[Difference, ...] = ()
+    if kind == ReviewKind.RATING and run_grading is None:
+        # A verified grading identity already proves the executed grading code equal to the
+        # row's manifest (source-specific tracking); otherwise identity decides currency.
+        differences = tuple(
+            identity_differences(
+                payload=payload,
+                collection=collection,
+                attestations={
+                    file.path: file.content
+                    for file in files
+                    if NATIVE_ATTESTATION.fullmatch(file.path)
+                },
+            )
+        )
     return ValidatedRun(
         run_dir=run_dir,
         atlas_id=atlas_id,
@@ -132,6 +151,7 @@ def validate_run_directory(*, run_dir: Path, atlas_id: str) -> ValidatedRun:
         reviewed_data_revision=reviewed_data_revision,
         run_grading=run_grading,
         files=files,
+        identity_differences=differences,
     )
 
 

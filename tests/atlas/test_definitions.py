@@ -529,6 +529,32 @@ def test_grading_selection_without_manifest_exports_scope_only(tmp_path):
     assert "grading_revision" not in row and "grading_manifest" not in row
 
 
+def test_the_verifyit_pin_is_exported_where_grading_uses_verifyit(tmp_path):
+    """The pins a review's executed identity is compared with (``reviews.identity``)."""
+    pins = f'marinskyrl_revision = "{HF_REV}", verifyit_revision = "{HF_REV}"'
+    write(tmp_path, "g.toml", source(f"""
+        [source.verifier]
+        name = "aime"
+        grading = {{ mode = "verifyit", {pins} }}
+        """))  # fmt: skip
+    (row,) = load_rows(tmp_path)
+    assert row["grading_scope"] == {
+        "mode": "verifyit", "agents": [],
+        "marinskyrl_revision": HF_REV, "verifyit_revision": HF_REV,
+    }  # fmt: skip
+
+
+def test_a_verifyit_pin_outside_verifyit_grading_is_refused(tmp_path):
+    error = single_error(tmp_path, source(f"""
+        [source.verifier]
+        name = "aime"
+        grading = {{ mode = "legacy", verifyit_revision = "{HF_REV}" }}
+        """))  # fmt: skip
+    assert error.endswith(
+        ": MarinSkyRL:a: verifier.grading.verifyit_revision applies only to mode verifyit"
+    )
+
+
 # --- defaults ----------------------------------------------------------------------------------
 
 

@@ -18,8 +18,9 @@ from difficulty.publication import publish_difficulty_run
 from reviews.models import VerifierIssue
 from reviews.services.publication import publish_run_directory
 from tests.difficulty.example_reports import write_example_difficulty
+from tests.production.conftest import pinned_catalog
 from tests.reviews.builders import cite_fix_validation, cite_reproduction, rewrite_collection
-from tests.reviews.example_runs import FindingSpec, RunSpec, write_run_directory
+from tests.reviews.example_runs import EXAMPLE_COMMIT, FindingSpec, RunSpec, write_run_directory
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -100,9 +101,11 @@ def quality_chip(page, live_server) -> tuple[str, str | None, str]:
 
 
 def test_confirm_demote_refuse_resolve_and_restore_good(
-    live_server, page, packaged_catalog, tmp_path, screenshot
+    live_server, page, packaged_rows, tmp_path, screenshot
 ):
-    sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
+    # gsm8k pins the commit the example runs record, so their ratings are current.
+    catalog = pinned_catalog(tmp_path, packaged_rows, EXAMPLE_COMMIT)
+    sync_catalog(catalog_path=catalog, force=False, trigger="command")
     source = Source.objects.get(id=SOURCE_ID)
     good = write_run_directory(
         output=tmp_path / "good",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from io import StringIO
 from pathlib import Path
@@ -25,6 +25,7 @@ from tests.production.conftest import (  # noqa: F401 - fixtures used by name
     commit_all,
     git,
     gsm8k_rows,
+    pinned_catalog,
     session_checkout,
     write_config,
     write_parquet,
@@ -41,6 +42,24 @@ WRONG_TOTAL = 2011  # the solver answers this task off by one: a saved wrong ans
 @pytest.fixture
 def defect_checkout(checkout) -> DefectCommits:  # noqa: F811 - the production fixture
     return add_separator_defect(checkout)
+
+
+@pytest.fixture
+def packaged_catalog(tmp_path, packaged_rows, defect_checkout) -> Path:
+    """The packaged catalog as the curators' walk sees it: gsm8k pins the buggy commit the
+    reviews run at until the fix lands (``repin``)."""
+    return pinned_catalog(tmp_path, packaged_rows, defect_checkout.buggy)
+
+
+@pytest.fixture
+def repin(tmp_path, packaged_rows) -> Callable[[str], None]:
+    """The registry's pin moves (the fix merged): sync the catalog pinning ``commit``."""
+
+    def pin(commit: str) -> None:
+        catalog = pinned_catalog(tmp_path, packaged_rows, commit)
+        sync_catalog(catalog_path=catalog, force=True, trigger="command")
+
+    return pin
 
 
 def separator_model() -> ReviewModel:
@@ -96,7 +115,7 @@ def command(name: str, *args: str) -> str:
 
 @pytest.fixture
 def validated_fix(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path, repin
 ) -> ValidatedFix:
     """The curators' walk of ``test_defect_lifecycle`` with shipped commands, to the point where
     a validated fix waits to be published: review at the buggy commit published, reproduction
@@ -118,6 +137,7 @@ def validated_fix(
         "--review-id", published["review_id"],
     )  # fmt: skip
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     fixed_review = tmp_path / "review-fixed"
     make_review(
         "--config", str(separator_config), "--n", "2", "--seed", "7",

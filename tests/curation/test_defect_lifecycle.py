@@ -40,7 +40,7 @@ def row(client) -> dict:
 
 
 def test_defect_reproduced_confirmed_validated_and_resolved(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path, repin
 ):
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     # 1. The review at the buggy commit: the solver's answers are correct but written with a
@@ -116,6 +116,7 @@ def test_defect_reproduced_confirmed_validated_and_resolved(
 
     # 5. The fix lands at the next commit; a fresh review runs there, then validate_fix.
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     fixed_review = tmp_path / "review-fixed"
     make_review(
         "--config", str(separator_config), "--n", "2", "--seed", "7",

@@ -86,7 +86,14 @@ def curators_records(client, review_id: str) -> dict[str, Any]:
 
 
 def test_the_curators_records_name_no_folder_of_this_machine(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, live_server, tmp_path
+    buggy_run,
+    defect_checkout,
+    separator_config,
+    packaged_catalog,
+    client,
+    live_server,
+    tmp_path,
+    repin,
 ):
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     published = {"review": publish(buggy_run)}
@@ -105,6 +112,7 @@ def test_the_curators_records_name_no_folder_of_this_machine(
         "--review-run-dir", str(reproduction))  # fmt: skip
     # A fresh review at the repaired commit that reads the earlier run (--reuse, a folder).
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     fixed = tmp_path / "review-fixed"
     make_review(
         "--config", str(separator_config), "--n", "2", "--seed", "7", "--output", str(fixed),

@@ -149,7 +149,7 @@ def test_reproduce_defect_refusals_change_nothing(
 
 
 def test_validate_fix_refusals_change_nothing(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path, repin
 ):
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     publish(buggy_run)
@@ -194,6 +194,7 @@ def test_validate_fix_refusals_change_nothing(
 
     # A fresh review that proves nothing about the fix cannot resolve it (the Atlas's own rule).
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     fixed_review = tmp_path / "review-fixed"
     make_review(
         "--config", str(separator_config), "--n", "2", "--seed", "7", "--output", str(fixed_review)

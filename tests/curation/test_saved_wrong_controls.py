@@ -63,7 +63,7 @@ def commands_in(hint: str) -> list[list[str]]:
 
 
 def test_an_accepted_saved_wrong_control_is_added_to_the_defect_as_the_refusal_says(
-    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path
+    buggy_run, defect_checkout, separator_config, packaged_catalog, client, tmp_path, repin
 ):
     sync_catalog(catalog_path=packaged_catalog, force=False, trigger="command")
     suspect = task_folder_of(buggy_run, 2006)
@@ -111,6 +111,7 @@ def test_an_accepted_saved_wrong_control_is_added_to_the_defect_as_the_refusal_s
 
     # Validated with every reproduction: the other answer is now a failing input, not a control.
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     resolution = tmp_path / "resolution"
     printed = run(
         "validate_fix", "--confirming", str(reproduction), "--confirming", str(added),

@@ -58,7 +58,7 @@ def place_config(config: Path, at: Path) -> None:
 
 
 def test_an_open_defect_is_resolved_by_the_printed_commands(
-    curation_folder, buggy_run, defect_checkout, separator_config, tmp_path
+    curation_folder, buggy_run, defect_checkout, separator_config, tmp_path, repin
 ):
     f.sync_sources(make_row(SOURCE_ID, dataset_revision=DATASET_REVISION, task_count=2))
     run("publish_review", "--run-dir", str(buggy_run), "--atlas-id", SOURCE_ID)
@@ -82,6 +82,7 @@ def test_an_open_defect_is_resolved_by_the_printed_commands(
     ]  # fmt: skip
     # The curator points the source's config at the repaired checkout.
     defect_checkout.at(defect_checkout.fixed)
+    repin(defect_checkout.fixed)
     place_config(separator_config, curation_folder / dict(printed.files)["config"])
     # Up to the resolution: the source then waits under its own need for the publication that
     # restores Good, whose command is the printed one that was left.

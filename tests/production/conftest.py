@@ -5,6 +5,7 @@ shared with ``make demo``), the test model server and a config writer."""
 from __future__ import annotations
 
 import contextlib
+import copy
 import fcntl
 import json
 import os
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from atlas.artifact.catalog_artifact import write_document
 from reviews.production.examples.marinskyrl import (  # noqa: F401 - shared with the demo and the scripts
     DATASET_REVISION,
     GIT_ENV,
@@ -86,6 +88,24 @@ def bytecode_cache(tmp_path_factory) -> Path:
 def _native_bytecode_cache(bytecode_cache, monkeypatch) -> None:
     """Native interpreters compile into the session's cache, never the user's."""
     monkeypatch.setenv(BYTECODE_CACHE_ENV, str(bytecode_cache))
+
+
+def pinned_catalog(tmp_path: Path, packaged_rows: list[dict], commit: str) -> Path:
+    """The packaged catalog with the gsm8k row pinning the example checkout at ``commit`` with
+    verifyit off, as these reviews run (``reviews.identity``: a review is current only where
+    what it executed is what the row pins) — what the registry would pin for this checkout."""
+    rows = copy.deepcopy(packaged_rows)
+    row = next(r for r in rows if r["id"] == SOURCE_ID)
+    row["grading_scope"] = {**row["grading_scope"], "mode": "legacy", "marinskyrl_revision": commit}
+    path = tmp_path / f"catalog-pinned-{commit[:12]}.json"
+    write_document(rows=rows, output=path)
+    return path
+
+
+@pytest.fixture
+def packaged_catalog(tmp_path, packaged_rows, checkout) -> Path:
+    """The packaged catalog with gsm8k pinning this checkout's commit, where the reviews run."""
+    return pinned_catalog(tmp_path, packaged_rows, git(checkout, "rev-parse", "HEAD").strip())
 
 
 @pytest.fixture

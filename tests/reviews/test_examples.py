@@ -167,10 +167,17 @@ def check_what_a_newcomer_sees(client) -> None:
     # The resolution collection holds validate_fix's replays too; they are no solver attempts.
     assert f"Quality-review solver: 2/{ROWS} solved · {ROWS} attempted · 0 unverified" in page
     history = client.get("/api/changes/", {"source": SOURCE_ID}).json()["results"]
+    # The example overlay's pins are catalog changes too: the buggy commit, then the fixed one.
     assert [entry["kind"] for entry in reversed(history)] == [
-        "added", "review_published", "review_published", "defect_confirmed",
-        "review_published", "defect_resolved", "review_published", "difficulty_published",
+        "added", "changed", "review_published", "review_published", "defect_confirmed",
+        "changed", "review_published", "defect_resolved", "review_published",
+        "difficulty_published",
     ]  # fmt: skip
+    # Its rating shows because the row (labelled) pins the example checkout the review ran.
+    assert "pinned to the demo's example checkout" in source.payload["notes"]
+    assert source.payload["grading_scope"]["mode"] == "legacy"
+    api = client.get(f"/api/reviews/{source.review_id}/").json()
+    assert (api["source"]["review_applicability"], api["identity_differences"]) == ("current", [])
     report = source.difficulty_summary
     assert {m["size"]: m["solved"] for m in report["models"]} == {
         "small": 1, "large": 2, "hosted": 3,

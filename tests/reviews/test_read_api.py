@@ -36,8 +36,9 @@ def test_review_detail(client, review):
     assert set(body) == {
         "id", "source_id", "kind", "collection", "updated_at", "published_at", "artifacts",
         "supplemental_reviews", "verifier_issues", "resolved_verifier_issues", "review_pool",
-        "source",
+        "identity_differences", "source",
     }  # fmt: skip
+    assert body["identity_differences"] == []
     assert body["id"] == review.id and body["source_id"] == SOURCE_ID and body["kind"] == "rating"
     assert body["collection"] == review.collection
     assert body["updated_at"] == "2025-03-03T12:00:00Z"

@@ -101,3 +101,60 @@ def find_bridge(
         ):
             return Bridge.BRIDGED
     return Bridge.INVALID
+
+
+# --- native-revision attestations: an executed MarinSkyRL commit bridged to the pinned one ---
+
+# What make_review --attest-native-revision compares at git object level, and says it compared.
+NATIVE_REGISTRY_FILE = "infra/rl_data/sources.py"
+NATIVE_GYM_LIBRARY = "skyrl-gym/skyrl_gym"
+NATIVE_BINDINGS = "skyrl-train/skyrl_train/trajectory_runners"
+NATIVE_SOURCE_REGISTRY = "marinskyrl"
+NATIVE_REQUIRED_PATHS = (
+    NATIVE_REGISTRY_FILE, NATIVE_SOURCE_REGISTRY, NATIVE_GYM_LIBRARY, NATIVE_BINDINGS,
+)  # fmt: skip
+NATIVE_SCOPE = (
+    "Full Gym library, native bindings, source registry and captured MSkyRL modules are unchanged."
+)
+VERIFIER_TREE_URL = re.compile(r"/(?:tree|blob)/[0-9a-f]{40}/(.+?)/?$")
+
+
+def native_attestation_path(registry_commit: str) -> str:
+    return f"{ATTESTATION_DIR}/native-revision-attestation-{registry_commit}.json"
+
+
+def native_attestation_bridges(
+    *, text: str | None, executed_commit: str | None, pinned_commit: str, verifier_url: str | None
+) -> bool:
+    """Whether the archived attestation (its ``text``) bridges the executed commit to the pinned
+    one: the Atlas holds no checkout, so it verifies what the file must say — the two commits,
+    the scope, every compared path's object identical at both, and every path the tool must
+    compare (the registry, the whole Gym library, the bindings, the source's verifier path)
+    among them."""
+    if text is None or executed_commit is None:
+        return False
+    try:
+        document = json.loads(text)
+    except (ValueError, RecursionError):
+        return False
+    if not isinstance(document, dict) or document.get("scope") != NATIVE_SCOPE:
+        return False
+    if (document.get("reviewed_commit"), document.get("registry_commit")) != (
+        executed_commit,
+        pinned_commit,
+    ):
+        return False
+    objects = document.get("objects")
+    if not isinstance(objects, list) or not all(
+        isinstance(entry, dict)
+        and isinstance(entry.get("path"), str)
+        and entry.get("reviewed_object") == entry.get("registry_object")
+        for entry in objects
+    ):
+        return False
+    compared = {entry["path"] for entry in objects}
+    required = set(NATIVE_REQUIRED_PATHS)
+    match = VERIFIER_TREE_URL.search(verifier_url or "")
+    if match:
+        required.add(match.group(1))
+    return required <= compared

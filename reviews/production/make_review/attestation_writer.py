@@ -10,19 +10,17 @@ from pathlib import Path
 from typing import Any
 
 from atlas.artifact import input_counts
+from reviews.production.format.attestations import (
+    NATIVE_REQUIRED_PATHS,
+    NATIVE_SCOPE,
+    VERIFIER_TREE_URL,
+    native_attestation_path,
+)
 from reviews.production.git_commands import GitFailed, run_git
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.rundir import RUN_FILE, read_json, write_json_file
 
-# The registry of sources and their verifiers, a file of the MarinSkyRL checkout.
-REGISTRY_FILE = "infra/rl_data/sources.py"
-NATIVE_SCOPE = (
-    "Full Gym library, native bindings, source registry and captured MSkyRL modules are unchanged."
-)
-GYM_LIBRARY = "skyrl-gym/skyrl_gym"
-NATIVE_BINDINGS = "skyrl-train/skyrl_train/trajectory_runners"
-SOURCE_REGISTRY = "marinskyrl"
-TREE_URL = re.compile(r"/(?:tree|blob)/[0-9a-f]{40}/(.+?)/?$")
+# The attestation's contract (what it compares, what publication verifies) is the format's.
 COMMIT_ARGUMENT = re.compile(r"^[0-9a-fA-F]{4,40}$")
 
 
@@ -60,10 +58,10 @@ def attest_native_revision(*, run_dir: Path, registry_commit: str, atlas_row: Pa
         or _git_bytes(checkout, "cat-file", "-e", f"{registry_commit}^{{commit}}") is None
     ):
         raise ReviewProductionError(f"Unknown registry commit: {registry_commit}")
-    paths = [REGISTRY_FILE, SOURCE_REGISTRY, GYM_LIBRARY, NATIVE_BINDINGS]
+    paths = list(NATIVE_REQUIRED_PATHS)
     if atlas_row is not None:
         row = read_json(Path(atlas_row))
-        match = TREE_URL.search((row or {}).get("verifier_url") or "")
+        match = VERIFIER_TREE_URL.search((row or {}).get("verifier_url") or "")
         if match:
             paths.append(match.group(1))
     for entry in _captured(run_dir, checkout):
@@ -83,7 +81,7 @@ def attest_native_revision(*, run_dir: Path, registry_commit: str, atlas_row: Pa
                 f"Native code changed at {path}; review must execute the new revision"
             )
         objects.append({"path": path, "reviewed_object": before, "registry_object": after})
-    target = run_dir / "publication" / f"native-revision-attestation-{registry_commit}.json"
+    target = run_dir / native_attestation_path(registry_commit)
     write_json_file(
         target,
         {
