@@ -221,6 +221,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "atlas.api.schema.catalog_vocabulary_enums",
+        "atlas.api.schema.empty_means_unset",
         "atlas.api.schema.catalog_page_endpoints",
         "atlas.api.schema.storable_text_parameters",
     ],

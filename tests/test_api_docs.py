@@ -68,7 +68,8 @@ def test_the_catalog_pages_data_endpoints_are_documented_as_they_answer(client, 
     exported = {p["name"]: p for p in export["parameters"]}
     # The export reads the sources list's filters (one FilterSet) and takes a page's paging.
     assert set(exported) == (set(listed) - {"format"}) | {"source"}
-    assert exported["origin"]["schema"]["enum"] == ["MarinSkyRL", "Task Trove"]
+    # An empty choice is the filter unset: the page's form sends every field.
+    assert exported["origin"]["schema"]["enum"] == ["MarinSkyRL", "Task Trove", ""]
     assert set(export["responses"]) == {"200", "400", "414", "503"}
     assert set(export["responses"]["200"]["content"]) == {"text/csv"}
     assert set(export["responses"]["400"]["content"]) == {"text/plain"}
@@ -76,6 +77,9 @@ def test_the_catalog_pages_data_endpoints_are_documented_as_they_answer(client, 
         value = (parameter["schema"].get("enum") or ["2"])[0]
         response = client.get("/export.csv", {name: value})
         assert response.status_code == 200, (name, value, response.content[:200])
+        if "" in parameter["schema"].get("enum", []):
+            unset = b"".join(client.get("/export.csv", {name: ""}).streaming_content)
+            assert unset == b"".join(client.get("/export.csv").streaming_content), name
     refused = client.get("/export.csv", {"origin": "Nowhere", "not_a_filter": "1"})
     assert refused.status_code == 400 and refused["Content-Type"].startswith("text/plain")
     # The facet counts read a query leniently: any text, each filter's counts in JSON.

@@ -155,6 +155,23 @@ def catalog_vocabulary_enums(result: dict[str, Any], **kwargs: Any) -> dict[str,
     return result
 
 
+def empty_means_unset(result: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    """POSTPROCESSING_HOOKS: the sources list takes an empty value of a choice as that filter
+    not set, because the catalog page's form (the same FilterSet) sends every field, chosen or
+    not, and a page address pasted into the API must answer the same view. The schema says so
+    by allowing ``""`` beside each choice; any other value outside the choices is refused."""
+    sources = result.get("paths", {}).get("/api/sources/", {}).get("get") or {}
+    for parameter in sources.get("parameters", []):
+        schema = parameter.get("schema") or {}
+        if parameter.get("in") == "query" and "" not in schema.get("enum", [""]):
+            schema["enum"] = [*schema["enum"], ""]
+            described = parameter.get("description", "")
+            parameter["description"] = " ".join(
+                part for part in (described, "An empty value leaves the filter unset.") if part
+            )
+    return result
+
+
 # What the catalog page's own data endpoints answer outside /api/: plain text refusals
 # (``atlas.web.middleware``) and an HTML page while a part is down (``atlas.web.unavailable``).
 PLAIN = {"text/plain": {"schema": {"type": "string"}}}

@@ -186,10 +186,11 @@ def test_the_schema_says_what_each_parameter_takes(client):
     operation = schema["paths"]["/api/sources/"]["get"]
     parameters = {p["name"]: p for p in operation["parameters"]}
     assert set(parameters["difficulty_status"]["schema"]["enum"]) == {
-        "current", "historical", "invalid", "unknown",
+        "current", "historical", "invalid", "unknown", "",
     }  # fmt: skip
     for name in ("show_bad", "show_excluded", "benchmark"):
-        assert set(parameters[name]["schema"]["enum"]) == {"true", "false", "1", "0"}, name
+        assert set(parameters[name]["schema"]["enum"]) == {"true", "false", "1", "0", ""}, name
+        assert "An empty value leaves the filter unset." in parameters[name]["description"]
     assert "400 listing them" in parameters["sort"]["description"]
     assert "404" in parameters["page"]["description"]
     assert "404" in operation["responses"]
