@@ -29,7 +29,7 @@ from __future__ import annotations
 import json
 import math
 import posixpath
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, NoReturn
 
 ATTEMPT_FILE = "attempt.json"
@@ -100,6 +100,7 @@ def _check_runtime_review(review: Mapping[str, Any], archive: Archive) -> None:
                 field="verification.status",
                 archived=None,
                 claimed="verified",
+                who=who,
             )
         return
     path = f"{execution}/{ATTEMPT_FILE}"
@@ -186,8 +187,8 @@ def _check_validation(
 ) -> None:
     who = f"review {review.get('id')} resolved_verifier_issues"
     path = _validation_record(review, entry, archive)
-    record = _json(archive, path) if path else None
-    if record is None:
+    record = _json(archive, path)
+    if path is None or record is None:
         _refuse_absent(path or "validation/validation.json", who=who, field="fix_validated",
                        claimed=True)  # fmt: skip
     # The entry's revisions are held against the row by the resolution's own rules; any one
@@ -215,8 +216,7 @@ def _check_validation(
     for index, case in enumerate(cases):
         expected = case.get("expected") if case.get("role") == FAILING_INPUT else "rejected"
         _check_case(archive, base=base, record_path=path, index=index, case=case,
-                    holds=lambda outcome, expected=expected: meets(expected=str(expected),
-                                                                  outcome=outcome),
+                    expected=str(expected), holds=True,
                     claim=f"{expected} ({case.get('role')})")  # fmt: skip
     _check_failing_inputs_cover(archive, base=base, record_path=path, failing=failing)
 
@@ -263,7 +263,8 @@ def _check_failing_inputs_cover(
 
 
 def _case_identity(case: Mapping[str, Any]) -> tuple[Any, ...]:
-    answer = case.get("answer") if isinstance(case.get("answer"), dict) else {}
+    answer = case.get("answer")
+    answer = answer if isinstance(answer, dict) else {}
     return (case.get("task_id"), answer.get("source"), answer.get("origin"), case.get("expected"))
 
 
@@ -312,9 +313,7 @@ def _check_reproduction(
     for index, case in enumerate(cases):
         expected = str(case.get("expected"))
         _check_case(archive, base=base, record_path=path, index=index, case=case,
-                    holds=lambda outcome, expected=expected: not meets(expected=expected,
-                                                                      outcome=outcome),
-                    claim=f"not {expected}")  # fmt: skip
+                    expected=expected, holds=False, claim=f"not {expected}")  # fmt: skip
 
 
 def _check_case(
@@ -324,11 +323,13 @@ def _check_case(
     record_path: str,
     index: int,
     case: Mapping[str, Any],
-    holds: Callable[[str], bool],
+    expected: str,
+    holds: bool,
     claim: str,
 ) -> None:
     """A recorded case: its native run archived, its ``observed`` what that run shows, and that
-    outcome what the claim needs (``holds``)."""
+    outcome what the claim needs: meeting ``expected`` (``holds``) or, for a reproduced
+    contradiction, not meeting it."""
     execution = case.get("execution_path")
     field = f"cases[{index}].observed"
     if not isinstance(execution, str) or not execution:
@@ -342,7 +343,7 @@ def _check_case(
     outcome = observed_outcome(attempt)
     _same(path, who=f"{record_path} {field}", field="verification", archived=outcome,
           claimed=case.get("observed"))  # fmt: skip
-    if not holds(outcome):
+    if meets(expected=expected, outcome=outcome) != holds:
         contradicted(path, field="verification", archived=outcome, claimed=claim,
                 who=f"{record_path} cases[{index}]")  # fmt: skip
 
