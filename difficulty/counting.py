@@ -13,12 +13,16 @@ A contradiction is refused by the reviews' evidence rule
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
 
 from difficulty.reports import models_of, outcomes_of
-from reviews.production.format.evidence_claims import ATTEMPT_FILE, Archive, contradicted
+from reviews.production.format.evidence_claims import (
+    ATTEMPT_FILE,
+    Archive,
+    contradicted,
+    json_object,
+)
 
 LENGTH = "length"
 
@@ -46,7 +50,7 @@ def check_report_counts(*, report: Mapping[str, Any], archive: Archive) -> None:
             path = f"{execution}/{ATTEMPT_FILE}"
             attempt = archive.get(path) if isinstance(execution, str) else None
             claimed = outcome.get("counted_as")
-            record = _record(attempt)
+            record = json_object(attempt)
             if record is None:
                 contradicted(path, field="counted_as", archived="no archived attempt",
                              claimed=claimed, who=f"{arm} task_outcomes[{index}]")  # fmt: skip
@@ -60,13 +64,3 @@ def check_report_counts(*, report: Mapping[str, Any], archive: Archive) -> None:
             if model.get(key) != total:
                 contradicted(f"{arm}.task_outcomes[].execution_path/{ATTEMPT_FILE}", field=key,
                              archived=total, claimed=model.get(key), who=arm)  # fmt: skip
-
-
-def _record(text: str | None) -> dict[str, Any] | None:
-    if text is None:
-        return None
-    try:
-        document = json.loads(text)
-    except (ValueError, RecursionError):
-        return None
-    return document if isinstance(document, dict) else None

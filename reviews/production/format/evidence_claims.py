@@ -367,7 +367,12 @@ def _verification(attempt: Mapping[str, Any]) -> dict[str, Any]:
 
 def _json(archive: Archive, path: str | None) -> dict[str, Any] | None:
     """The archived file as a JSON object; None when absent (or not an object)."""
-    text = archive.get(path) if path else None
+    return json_object(archive.get(path) if path else None)
+
+
+def json_object(text: str | None) -> dict[str, Any] | None:
+    """An archived file's text as a JSON object; None when absent, unreadable or not an
+    object (the checks then refuse it as not archived)."""
     if text is None:
         return None
     try:
