@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from reviews.production.curation.execution import replay_task
+from reviews.production.curation.execution import case_runtime, replay_task, runtime_paths
 from reviews.production.curation.saved_runs import SavedAttempt
 from reviews.production.runtime.errors import CurationRefused
 from tests.curation.conftest import (  # noqa: F401 - fixtures used by name
@@ -211,3 +211,20 @@ def test_saved_task_files_that_lead_out_of_the_run_are_refused(tmp_path):
         "tasks/0000/execution-000: a saved task file leads out of the run: "
         "tasks/0000/execution-000/task/notes.txt"
     )
+
+
+def test_a_saved_harbor_environment_is_never_taken_from_the_run():
+    """A saved input's Harbor environment config names a class to import, host folders to mount
+    and Compose overlays: a re-run takes this machine's, and a recorded runtime whose overlay
+    lies inside the run is refused like an interpreter there."""
+    hostile = {
+        "import_path": "planted.module:Environment",
+        "mounts": [{"type": "bind", "source": "/", "target": "/host"}],
+        "extra_docker_compose": ["tasks/0000/privileged.yaml"],
+    }
+    local = {"harbor_environment": {"extra_docker_compose": ["/etc/atlas/no-network.yaml"]}}
+    runtime = case_runtime(saved={"harbor_environment": hostile}, local=local)
+    assert runtime["harbor_environment"] == local["harbor_environment"]
+    assert case_runtime(saved={"harbor_environment": hostile}, local={})["harbor_environment"] == {}
+    named = runtime_paths({"harbor_environment": {"extra_docker_compose": ["/run/x.yaml"]}})
+    assert named == [("harbor_environment.extra_docker_compose", "/run/x.yaml")]

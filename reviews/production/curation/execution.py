@@ -42,10 +42,12 @@ REPLAY_FILE = "replay.json"
 FORCED = "Interrupted again: stopping now; nothing was kept (the next run clears what is left)."
 MAX_WORDS = 300  # of a worker's last stderr line, quoted in a refusal
 # What a saved input's runtime may not bring from the machine that recorded it: where the
-# interpreters and checkouts are on this one, and how long this machine waits.
+# interpreters and checkouts are on this one, how long this machine waits, and how it runs
+# Harbor's containers (an environment config names a class to import, host folders to mount
+# and Compose overlays, any of which would run or expose what the recording machine chose).
 LOCAL_RUNTIME_KEYS = (
     "marinskyrl_checkout", "gym_python", "harbor_checkout", "harbor_python", "workers",
-    "worker_timeout", "agent_timeout",
+    "worker_timeout", "agent_timeout", "harbor_environment",
 )  # fmt: skip
 NEEDS_CONFIG = (
     "pass --config with a review config whose runtime names this machine's MarinSkyRL "
@@ -93,6 +95,11 @@ def runtime_paths(runtime: dict[str, Any]) -> list[tuple[str, str]]:
         for entry in entries if isinstance(entries, list) else []:
             if isinstance(entry, str):
                 found.append((f"workers.{route}.pythonpath", entry))
+    environment = runtime.get("harbor_environment")
+    overlays = environment.get("extra_docker_compose") if isinstance(environment, dict) else None
+    for overlay in overlays if isinstance(overlays, list) else []:
+        if isinstance(overlay, str):
+            found.append(("harbor_environment.extra_docker_compose", overlay))
     return found
 
 
