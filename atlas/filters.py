@@ -96,16 +96,6 @@ class ValueField(forms.CharField):
         self.values = values
         super().__init__(strip=False, **kwargs)
 
-    def __deepcopy__(self, memo: dict) -> ValueField:
-        """A form's own copy, as ``Field.__deepcopy__`` makes it but for the widget: the filter
-        form is never rendered (the page builds its selects itself), so its widgets are shared,
-        not copied for every query."""
-        copied = copy.copy(self)
-        memo[id(self)] = copied
-        copied.error_messages = self.error_messages.copy()
-        copied.validators = self.validators[:]
-        return copied
-
     def validate(self, value: str) -> None:
         super().validate(value)
         if value and self.values is not None and value not in self.values:
@@ -116,23 +106,11 @@ class ValueField(forms.CharField):
             )
 
 
-class CopiedCheaply(django_filters.Filter):
-    """A filter that django-filter copies for each filter set (it deep-copies every filter per
-    query) by what a copy must own: its method's binding, re-made here, and the model and parent
-    the filter set sets. The rest (its field's arguments, error messages, label) is only read,
-    and shared: deep-copying it was a fifth of the API list's fixed work."""
-
-    def __deepcopy__(self, memo: dict) -> CopiedCheaply:
-        copied = copy.copy(self)
-        copied.method = self.method  # the public setter binds the method to the copy
-        return copied
-
-
-class SearchFilter(CopiedCheaply, django_filters.CharFilter):
+class SearchFilter(django_filters.CharFilter):
     pass
 
 
-class ValueFilter(CopiedCheaply, django_filters.CharFilter):
+class ValueFilter(django_filters.CharFilter):
     field_class = ValueField
 
 

@@ -262,7 +262,7 @@ def test_origin_sort_is_case_insensitive_with_id_ties(write_catalog):
 
 
 def test_each_filter_set_filters_with_its_own_copies_of_the_filters(write_catalog):
-    """The filters are copied per filter set (cheaply: ``CopiedCheaply``), each bound to its own
+    """The filters are copied per filter set (django-filter deep-copies them), each bound to its own
     filter set, so two views built one after the other keep their own filters."""
     seed(write_catalog, [make_row("MarinSkyRL:a"), make_row("MarinSkyRL:b", tags=["agentic"])])
     rlvr, agentic = SourceFilterSet({"type": "RLVR"}), SourceFilterSet({"type": "Agentic"})
