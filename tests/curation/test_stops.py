@@ -72,30 +72,39 @@ def slow_interpreter_config(run: Path, root: Path) -> tuple[Path, Path]:
     return path, marker
 
 
+def interrupted(
+    command: list[str], *, marker: Path, what: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    """``command`` started, Ctrl-C once ``marker`` exists (the event the stop must meet): its
+    status, stdout and stderr."""
+    process = subprocess.Popen(
+        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for(marker.exists, what=what)
+        process.send_signal(signal.SIGINT)
+        stdout, stderr = process.communicate(timeout=DEADLINE)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    return process.returncode, stdout, stderr
+
+
 def test_ctrl_c_stops_reproduce_defect_with_one_line_and_leaves_nothing(
     buggy_run, defect_checkout, tmp_path
 ):
     config, marker = slow_interpreter_config(buggy_run, tmp_path)
     output = tmp_path / "reproduction"
-    process = subprocess.Popen(
+    status, _, stderr = interrupted(
         manage(*reproduce_args(buggy_run, output, "--config", str(config))),
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        marker=marker,
+        what="the case's interpreter to start",
     )
-    try:
-        wait_for(marker.exists, what="the case's interpreter to start")
-        process.send_signal(signal.SIGINT)
-        _, stderr = process.communicate(timeout=DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert "Traceback" not in stderr
     assert command_lines(stderr) == [
         f"CommandError: reproduce_defect: interrupted; nothing was kept in {output}"
     ]
-    assert process.returncode == 130
+    assert status == 130
     assert_nothing_left(output)
     # The same command, uninterrupted, runs into the same output.
     finished = subprocess.run(
@@ -119,17 +128,10 @@ def test_ctrl_c_while_a_curator_command_loads_is_one_line_too(tmp_path):
         "validate_fix", "--confirming", str(tmp_path / "reproduction"),
         "--review", str(tmp_path / "review"), "--output", str(output),
     )  # fmt: skip
-    process = subprocess.Popen(
-        command, cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    status, stdout, stderr = interrupted(
+        command, marker=marker, what="Django to load the settings", env=env
     )
-    try:
-        wait_for(marker.exists, what="Django to load the settings")
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
-    assert (process.returncode, stderr, stdout) == (130, "Interrupted\n", "")
+    assert (status, stderr, stdout) == (130, "Interrupted\n", "")
     assert not output.exists()
 
 
@@ -254,25 +256,16 @@ def test_ctrl_c_stops_validate_fix_with_one_line_and_leaves_nothing(
         "validate_fix", "--confirming", str(reproduction), "--review", str(fixed),
         "--atlas-row", str(row), "--skip-control", "saved_wrong", "--output", str(output),
     ]  # fmt: skip
-    process = subprocess.Popen(
+    status, stdout, stderr = interrupted(
         manage(*arguments, "--config", str(config)),
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
+        marker=marker,
+        what="a case's interpreter to start",
     )
-    try:
-        wait_for(marker.exists, what="a case's interpreter to start")
-        process.send_signal(signal.SIGINT)
-        stdout, stderr = process.communicate(timeout=DEADLINE)
-    finally:
-        if process.poll() is None:
-            process.kill()
     assert "Traceback" not in stderr
     assert command_lines(stderr, "validate_fix") == [
         f"CommandError: validate_fix: interrupted; nothing was kept in {output}"
     ]
-    assert (process.returncode, stdout) == (130, "")
+    assert (status, stdout) == (130, "")
     assert_nothing_left(output)
     # The same command, uninterrupted, runs into the same output.
     finished = subprocess.run(manage(*arguments), cwd=ROOT, capture_output=True, text=True)
