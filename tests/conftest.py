@@ -14,6 +14,7 @@ from atlas.artifact.definitions import derived_fields, load_rows
 
 # One Chromium session for the browser tests of every folder.
 from tests.browser.session import browser, page  # noqa: F401
+from tests.live_requests import IN_FLIGHT
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED_DATA = ROOT.parent / "shared" / "data"
@@ -35,8 +36,9 @@ def pytest_collection_modifyitems(config, items):
 
 
 @pytest.fixture(autouse=True)
-def _flushable_verifier_issues(request):
-    """A transactional test's database is flushed afterwards with plain DELETEs on SQLite, in an
+def _transactional_teardown(request):
+    """A live-server test's requests finish before its database is touched again. A
+    transactional test's database is flushed afterwards with plain DELETEs on SQLite, in an
     order that varies with the hash seed; the defect triggers refuse deleting an open issue while
     its source exists. Remove the issues first, as the defect service would (PostgreSQL flushes
     with TRUNCATE, which fires no row trigger)."""
@@ -47,6 +49,11 @@ def _flushable_verifier_issues(request):
     request.getfixturevalue("transactional_db")
     yield
     from django.db import connection, transaction
+
+    if "live_server" in request.fixturenames:
+        # The pages are closed by now (set up after this fixture); a request they left in
+        # flight must finish before the shared connection is cleared and flushed.
+        IN_FLIGHT.wait_until_quiet()
 
     from reviews.defect_invariant import defect_writer
     from reviews.models import VerifierIssue
