@@ -1,4 +1,5 @@
-"""Set-based writes of many ``catalog_sources`` rows on PostgreSQL.
+"""Set-based writes of many ``catalog_sources`` rows on PostgreSQL (and ``update_each``, the
+display-state write of the other backends, SQLite).
 
 Rows are streamed with ``COPY`` into a transaction-local staging table shaped like the target, then
 applied with one statement — ``INSERT … ON CONFLICT`` for a sync's upsert, ``UPDATE … FROM`` for a
@@ -156,6 +157,35 @@ def update(
         ),
     )
     return count
+
+
+def update_each(
+    *, model: type[Model], key: str, names: Sequence[str], records: Iterable[dict[str, Any]]
+) -> None:
+    """Set the columns of ``names`` (besides ``key``) on the rows the records name, by one
+    parameterised ``UPDATE`` run for every record (``executemany``), each value prepared by its
+    field as a ``save()`` prepares it. The backends without ``COPY`` (SQLite): the ORM's
+    ``bulk_update`` builds one ``CASE … WHEN`` per column over the whole batch, which the database
+    then searches for every row — 11 s for 2,500 rows' display columns, against a fraction of a
+    second here."""
+    fields = {field.name: field for field in model._meta.concrete_fields}
+    assigned = [fields[name] for name in names if name != key]
+    quote = connection.ops.quote_name
+    statement = "UPDATE {table} SET {assignments} WHERE {key} = %s".format(
+        table=quote(model._meta.db_table),
+        assignments=", ".join(f"{quote(field.column)} = %s" for field in assigned),
+        key=quote(fields[key].column),
+    )
+    key_field = fields[key]
+    with connection.cursor() as cursor:
+        cursor.executemany(
+            statement,
+            (
+                [field.get_db_prep_save(record[field.name], connection) for field in assigned]
+                + [key_field.get_db_prep_save(record[key], connection)]
+                for record in records
+            ),
+        )
 
 
 def copy_insert(

@@ -96,24 +96,18 @@ def refresh_display_state(
 
 def store_display_states(*, states: dict[str, dict[str, Any]]) -> None:
     """Write computed display columns (and whatever else ``states`` carries, the same for every
-    row): one set-based UPDATE on PostgreSQL (COPY + UPDATE … FROM), the ORM's bulk update
-    elsewhere; and bump the display version."""
+    row): one set-based UPDATE on PostgreSQL (COPY + UPDATE … FROM), one parameterised UPDATE per
+    row elsewhere (SQLite); and bump the display version."""
     if not states:
         return
     columns = list(next(iter(states.values())))
     bump_display_version()
-    if connection.vendor == "postgresql":
-        bulk_writes.update(
-            model=Source,
-            key="id",
-            names=["id", *columns],
-            records=({"id": source_id, **state} for source_id, state in states.items()),
-        )
-        return
-    Source.objects.bulk_update(
-        [Source(id=source_id, **state) for source_id, state in states.items()],
-        columns,
-        batch_size=BATCH_SIZE,
+    write = bulk_writes.update if connection.vendor == "postgresql" else bulk_writes.update_each
+    write(
+        model=Source,
+        key="id",
+        names=["id", *columns],
+        records=({"id": source_id, **state} for source_id, state in states.items()),
     )
 
 
