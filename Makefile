@@ -64,8 +64,11 @@ curator: install ## create (or update) a curator account: make curator CURATOR=a
 # wait on another process, so there are twice as many workers as cores (at most 8, each holds a
 # Chromium); TEST_WORKERS=0 runs one process.
 TEST_WORKERS ?= $(shell n=$$(( $$(nproc) * 2 )); echo $$(( n > 8 ? 8 : n )))
+# pytest rewrites every test module's asserts when it imports it and keeps the result in
+# __pycache__ (ignored by git) — unless PYTHONDONTWRITEBYTECODE is set, as some machines do: then
+# each worker re-parses the whole suite at every run (7 s of collection against 3 s).
 test: install ## the whole test suite (browser tests run when Chromium is installed)
-	$(UV) run --frozen pytest -n $(TEST_WORKERS) --dist worksteal
+	PYTHONDONTWRITEBYTECODE= $(UV) run --frozen pytest -n $(TEST_WORKERS) --dist worksteal
 
 # The opt-in real-server check: llama-cpp-python's server in its own environment (built once).
 REAL_SERVER_ENV ?= $(HOME)/.cache/atlas-real-server/venv
