@@ -223,11 +223,11 @@ def test_every_native_run_failed_while_the_reviews_claim_verified(validated_fix)
     )
 
 
-def test_resolution_holds_the_stored_validation_to_its_record(validated_fix):
+def test_resolution_holds_the_stored_validation_to_its_record(walked_fix):
     """A resolution collection whose stored validation record no longer says validated (an
     archive from before the rule) is refused by resolve_verifier_issue; nothing changes."""
     published = json.loads(
-        command("publish_review", "--run-dir", str(validated_fix.fix), "--atlas-id", SOURCE_ID)
+        command("publish_review", "--run-dir", str(walked_fix.fix), "--atlas-id", SOURCE_ID)
     )
     record = ReviewArtifact.objects.get(
         review_id=published["review_id"], path="validation/validation.json"
@@ -243,7 +243,7 @@ def test_resolution_holds_the_stored_validation_to_its_record(validated_fix):
             resolution_review_id=published["review_id"],
         )
     assert fingerprint() == before
-    review = fix_validation_review(validated_fix.fix)
+    review = fix_validation_review(walked_fix.fix)
     assert str(failure.value).endswith(
         PREFIX + f"validation/validation.json fix_validated is false, review {review} "
         "resolved_verifier_issues says true"

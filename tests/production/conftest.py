@@ -126,6 +126,12 @@ ConfigWriter = Callable[..., Path]
 @pytest.fixture
 def write_config(tmp_path, checkout, model_server, api_key) -> ConfigWriter:
     """Writes a config (and, unless given, a 6-row Parquet input) and returns its path."""
+    return config_writer(folder=tmp_path, checkout=checkout, base_url=model_server.base_url)
+
+
+def config_writer(*, folder: Path, checkout: Path, base_url: str) -> ConfigWriter:
+    """``write_config`` for a fixture of any scope: configs (and inputs) written into ``folder``,
+    reviewing with ``checkout`` against the model server at ``base_url``."""
 
     def write(
         *,
@@ -137,11 +143,11 @@ def write_config(tmp_path, checkout, model_server, api_key) -> ConfigWriter:
         name: str = "review-config.json",
     ) -> Path:
         if tasks_path is None:
-            tasks_path = write_parquet(tmp_path / "data" / "train.parquet", gsm8k_rows(rows))
+            tasks_path = write_parquet(folder / "data" / "train.parquet", gsm8k_rows(rows))
         config = {
             "model": {
                 "name": "test/solver-judge",
-                "base_url": model_server.base_url,
+                "base_url": base_url,
                 "timeout": 10,
                 "revision": "a" * 40,
                 "api_key_env": API_KEY_ENV,
@@ -169,7 +175,7 @@ def write_config(tmp_path, checkout, model_server, api_key) -> ConfigWriter:
                 **(source or {}),
             },
         }
-        path = tmp_path / name
+        path = folder / name
         path.write_text(json.dumps(config, indent=2), encoding="utf-8")
         return path
 
