@@ -14,3 +14,8 @@ from config.settings import *  # noqa: F403
 SECURE_HSTS_SECONDS = 0  # a browser that saw HSTS for localhost would refuse the live server
 SESSION_COOKIE_SECURE = False
 CSRF_COOKIE_SECURE = False
+
+# Django's documented speed-up for test suites: the default hasher spends ~0.26 s of CPU on every
+# password a test sets or logs in with (a million PBKDF2 rounds), a few hundred times per run.
+# No test depends on the algorithm; the served shapes (config.settings) keep the default.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
