@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from importlib import import_module
 from typing import TextIO, cast
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, OutputWrapper
 
 from atlas.db.gc_pause import settle_loaded
@@ -25,6 +27,23 @@ class ProductionCommand(BaseCommand):
     def run_from_argv(self, argv: list[str]) -> None:
         settle_loaded()
         super().run_from_argv(argv)
+
+
+# Commands whose work is all in the Django-free producers' wing (reviews/production): they read no
+# setting, no model and no database, and check nothing of the project (``requires_system_checks
+# = []``). ``manage.py`` runs them with empty settings instead of the project's.
+STANDALONE_COMMANDS = {"make_review": "reviews.management.commands.make_review"}
+
+
+def run_standalone(*, argv: list[str]) -> None:
+    """Run the standalone command ``argv[1]`` as ``manage.py`` would, but with empty settings and
+    no app registry: setting the project up (its settings with Celery, every app's models, admin
+    and API wiring, psycopg, DRF) was ~0.45 s of CPU before a 1.2 s make_review began, more than
+    a third of its wall time from a fresh process. ``run_from_argv`` still parses the options,
+    turns a ``CommandError`` into its exit status and freezes what was loaded."""
+    settings.configure()
+    command = import_module(STANDALONE_COMMANDS[argv[1]]).Command()
+    command.run_from_argv(argv)
 
 
 class ProgressStream:

@@ -68,6 +68,34 @@ def test_run_from_the_command_line_the_process_settles_what_django_loaded(comman
     assert settled[0] >= 10_000 > default[0] and settled[1:] == default[1:]
 
 
+NOT_LOADED = ("config", "celery", "rest_framework", "psycopg", "django.contrib.admin",
+              "django.db.models")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_make_review_runs_without_setting_the_project_up():
+    """make_review's work is all in the Django-free producers' wing: manage.py runs it with empty
+    settings, even where the environment names the project's, and sets no app up — neither the
+    project's settings (nor Celery with them) nor its models, admin, API framework or database
+    driver are imported. A refusal is still the command's."""
+    probe = (
+        "import atexit, sys; from django.apps import apps; "
+        "atexit.register(lambda: print(apps.ready, *(m for m in sys.argv[2:] if m in sys.modules),"
+        " file=sys.stderr)); "
+        "sys.argv = ['manage.py', 'make_review', '--output', 'unused']; "
+        "import runpy; runpy.run_path('manage.py', run_name='__main__')"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "make_review", *NOT_LOADED],
+        cwd=ROOT, capture_output=True, text=True, env=env,
+    )  # fmt: skip
+    assert done.returncode == 2
+    *said, loaded = done.stderr.strip().splitlines()
+    assert said[-1] == "CommandError: --config is required"
+    assert loaded == "False"
+
+
 def test_through_call_command_the_callers_process_is_left_alone():
     frozen, thresholds = gc.get_freeze_count(), gc.get_threshold()
     with pytest.raises(CommandError):
