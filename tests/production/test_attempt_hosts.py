@@ -324,6 +324,20 @@ def test_a_contract_workers_attempt_finds_the_http_client_imported(tmp_path):
     assert attempt(tmp_path, runtime, hosts=None)["warm"] is False
 
 
+def test_a_forked_attempt_finds_what_its_host_imported_frozen(tmp_path):
+    """What a warm host imported is out of the collector's walks in every attempt it forks:
+    an attempt's collections neither walk those objects nor copy their pages."""
+    first = "import gc, os, sys\nFROZEN = gc.get_freeze_count()\nimport json"
+    body = REPORT.replace("import json, os, sys", first)
+    body = body.replace('"parent": os.getppid(),', '"parent": os.getppid(), "frozen": FROZEN,')
+    runtime = runtime_with(tmp_path, body)
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        assert attempt(tmp_path, runtime, hosts=hosts)["frozen"] > 1_000
+    finally:
+        hosts.close()
+
+
 def test_the_route_a_format_implies_starts_before_any_row_is_read(tmp_path):
     """Prepared rows are Gym tasks, a folder of tasks Harbor's; a manifest names each record's
     route, so nothing is started for it before its records are read."""

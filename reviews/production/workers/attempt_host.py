@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import importlib
 import json
 import os
@@ -254,6 +255,11 @@ def main(argv: list[str]) -> int:
     modules = [m for m in (argv[3] if len(argv) > 3 else "").split(",") if m]
     sys.path[0] = str(Path(script).parent)  # as ``python <script>`` would have it
     warm(modules)
+    # What the host imported (pandas, numpy, the Gym library: ~10^5 objects) lives as long as
+    # it: frozen, an attempt's collections never walk it nor touch its pages, which a forked
+    # child would copy (a full collection in a Gym attempt took ~47 ms of CPU, ~2 ms frozen;
+    # a Gym attempt's CPU went from ~31 to ~27.5 ms).
+    gc.freeze()
     Host(script=script, once=mode == "once").serve()
     return 0
 
