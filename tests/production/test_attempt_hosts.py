@@ -338,6 +338,35 @@ def test_a_forked_attempt_finds_what_its_host_imported_frozen(tmp_path):
         hosts.close()
 
 
+EARLY_START = """
+import atexit, sys
+from reviews.production.runtime.hosts import AttemptHosts
+start, seen = AttemptHosts.start, []
+def started(self, spec):
+    seen.append("reviews.production.make_review.pipeline" in sys.modules)
+    return start(self, spec)
+AttemptHosts.start = started
+atexit.register(lambda: print(*seen, file=sys.stderr))
+sys.argv = ["manage.py", "make_review", *sys.argv[1:]]
+import runpy
+runpy.run_path("manage.py", run_name="__main__")
+"""
+
+
+def test_the_command_starts_the_sources_host_before_it_loads_the_pipeline(write_config, tmp_path):
+    """Run from the command line, the host a prepared source implies starts importing the Gym
+    library before make_review's process imports its pipeline, so the two overlap; the run's own
+    starts find it started."""
+    arguments = ["--config", str(write_config()), "--n", "1", "--output", str(tmp_path / "run")]
+    done = subprocess.run(
+        [sys.executable, "-c", EARLY_START, *arguments],
+        cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("Saved 6 reviews")
+    assert done.stderr.strip().splitlines()[-1].split()[0] == "False"
+
+
 def test_the_route_a_format_implies_starts_before_any_row_is_read(tmp_path):
     """Prepared rows are Gym tasks, a folder of tasks Harbor's; a manifest names each record's
     route, so nothing is started for it before its records are read."""

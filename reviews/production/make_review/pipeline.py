@@ -18,15 +18,13 @@ from typing import Any, TextIO
 from reviews.production.format.collection_checks import shipped_validator
 from reviews.production.make_review import records
 from reviews.production.make_review.judges import JUDGE_COUNT
-from reviews.production.make_review.reuse import reuse_sources
-from reviews.production.make_review.run import (
+from reviews.production.make_review.options import (
     DEFAULT_JOBS,
     DEFAULT_MAX_EVIDENCE_BYTES,
-    Run,
     RunOptions,
-    RunResult,
-    TaskOutcome,
 )
+from reviews.production.make_review.reuse import reuse_sources
+from reviews.production.make_review.run import Run, RunResult, TaskOutcome
 from reviews.production.make_review.stages.attempt import attempt
 from reviews.production.make_review.stages.judge import judge, write_panel
 from reviews.production.make_review.stages.sample import check_or_write_identity, plan
@@ -36,6 +34,7 @@ from reviews.production.runtime.concurrency import INTERRUPTED, interruptible, r
 from reviews.production.runtime.config import load_config
 from reviews.production.runtime.errors import ReviewProductionError, require_positive
 from reviews.production.runtime.grading import verifyit_pin
+from reviews.production.runtime.hosts import AttemptHosts
 from reviews.production.runtime.identity import snapshot_id
 from reviews.production.runtime.model_client import ModelClient
 from reviews.production.runtime.progress import Progress
@@ -58,15 +57,19 @@ MISSING_REVISION = (
 ENDPOINT_FILE = "endpoint.json"
 
 
-def make_review(*, options: RunOptions, stderr: TextIO | None = None) -> RunResult:
-    """Produce (or resume) a run directory; raises ``ReviewProductionError`` with the reason."""
+def make_review(
+    *, options: RunOptions, stderr: TextIO | None = None, hosts: AttemptHosts | None = None
+) -> RunResult:
+    """Produce (or resume) a run directory; raises ``ReviewProductionError`` with the reason.
+    ``hosts``: the run's attempt hosts when the caller started them early (closed with the run,
+    as its own would be)."""
     require_positive(n=options.n, jobs=options.jobs, max_evidence_bytes=options.max_evidence_bytes)
     config = load_config(path=options.config)
     if config.source.get("revision") is None:
         # Before any work: a run without it cannot say which dataset commit it reviewed.
         (stderr or sys.stderr).write(MISSING_REVISION + "\n")
     output = Path(os.path.abspath(os.path.expanduser(str(options.output))))
-    run = Run(config=config, options=options, output=output, stderr=stderr)
+    run = Run(config=config, options=options, output=output, stderr=stderr, hosts=hosts)
     with (
         interruptible(stop=run.stop, command="make_review"),
         reuse_sources(options.reuse) as reused,

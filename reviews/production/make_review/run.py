@@ -13,36 +13,17 @@ from typing import Any, TextIO
 
 from reviews.production.make_review import records
 from reviews.production.make_review.judges import JudgeOutcome
+from reviews.production.make_review.options import RunOptions
 from reviews.production.make_review.reuse import ReusePlan
 from reviews.production.runtime.config import ReviewConfig
 from reviews.production.runtime.grading import single_verifyit
 from reviews.production.runtime.hosts import AttemptHosts, native_bytecode_cache
-from reviews.production.runtime.launcher import GRACE_SECONDS
 from reviews.production.runtime.model_client import ModelClient
 from reviews.production.runtime.progress import Progress
 from reviews.production.runtime.prompt_room import PromptRoom
 from reviews.production.runtime.rundir import COLLECTION_FILE, task_folder
 from reviews.production.runtime.sampling import Sample
 from reviews.production.runtime.tasks import Task
-
-DEFAULT_MAX_EVIDENCE_BYTES = 2_000_000
-DEFAULT_JOBS = 4
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    config: Path
-    n: int
-    output: Path
-    seed: int = 42
-    resume: bool = False
-    max_evidence_bytes: int = DEFAULT_MAX_EVIDENCE_BYTES
-    jobs: int = DEFAULT_JOBS
-    grace_seconds: float = GRACE_SECONDS
-    reuse: tuple[str, ...] = ()  # earlier runs (directories or review URLs) to cite
-    rejudge: tuple[str, ...] = ()  # task ids the curator names for a fresh judgment
-    # How often the progress line is redrawn while calls run (None: 1 s on a terminal, else 30 s).
-    tick_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -75,7 +56,13 @@ class Run:
     and judge pool before the first task is attempted."""
 
     def __init__(
-        self, *, config: ReviewConfig, options: RunOptions, output: Path, stderr: TextIO | None
+        self,
+        *,
+        config: ReviewConfig,
+        options: RunOptions,
+        output: Path,
+        stderr: TextIO | None,
+        hosts: AttemptHosts | None = None,
     ) -> None:
         self.config = config
         self.options = options
@@ -86,8 +73,9 @@ class Run:
         self.source = config.source
         self.attempting: dict[int, float] = {}  # task number → when its attempt started
         self.solver_turns = 0
-        # Attempts fork from a warm host per route that compiled into the native bytecode cache.
-        self.hosts = AttemptHosts(cache_dir=native_bytecode_cache())
+        # Attempts fork from a warm host per route that compiled into the native bytecode cache
+        # (the caller's, when it started them before the run).
+        self.hosts = hosts if hosts is not None else AttemptHosts(cache_dir=native_bytecode_cache())
         self.sample: Sample
         self.grading: dict[str, Any] | None = None
         self.reuse: ReusePlan | None = None

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from reviews.production.runtime.concurrency import tracked_group
+from reviews.production.runtime.config import load_config
 from reviews.production.runtime.errors import CHECKOUT_REQUIRED, ReviewProductionError
 from reviews.production.runtime.hosts import (
     CONTRACT_WARM_MODULES,
@@ -33,7 +34,7 @@ from reviews.production.runtime.hosts import (
     native_bytecode_cache,
 )
 from reviews.production.runtime.rundir import task_folder, write_json_file
-from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task
+from reviews.production.runtime.tasks import GYM_ROUTE, HARBOR_ROUTE, Task, expected_routes
 
 # The native workers are a room of the wing beside this one.
 WORKERS_DIR = Path(__file__).resolve().parent.parent / "workers"
@@ -149,6 +150,17 @@ def start_routes(*, hosts: AttemptHosts, routes: Iterable[str], runtime: dict[st
         except ReviewProductionError:
             continue
         hosts.start(host_spec(route=route))
+
+
+def start_configured_routes(*, hosts: AttemptHosts, config: Path) -> None:
+    """``start_routes`` for the route the configured source's format implies, from the
+    configuration file alone, before anything else of a run is loaded. A configuration the run
+    will refuse starts nothing: the run reports it, in its own order."""
+    try:
+        loaded = load_config(path=config)
+    except (ReviewProductionError, OSError, ValueError):
+        return
+    start_routes(hosts=hosts, routes=expected_routes(source=loaded.source), runtime=loaded.runtime)
 
 
 def attempt_path(*, run_dir: Path, number: int) -> Path:
