@@ -18,8 +18,8 @@ Two native routes are measured:
   string comparison as verifier). It isolates make_review's own orchestration from the verifier.
 
 Run: ``DJANGO_SETTINGS_MODULE=config.settings_test .venv/bin/python benchmarks/make_review.py``
-(no database is used; the fresh processes run with the project's default settings, as a
-reviewer's do).
+(no database is used; the fresh processes run as a reviewer's do, where ``manage.py`` runs
+make_review without the project's settings or apps).
 
 The gym route also reports its judge prompts: prompt tokens per judge call (median,
 max) and the share of them a prefix cache can reuse across the three judges of a task and from the
