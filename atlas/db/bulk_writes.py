@@ -173,19 +173,19 @@ def update_each(
     quote = connection.ops.quote_name
     statement = "UPDATE {table} SET {assignments} WHERE {key} = %s".format(
         table=quote(model._meta.db_table),
-        assignments=", ".join(f"{quote(field.column)} = %s" for field in assigned),
-        key=quote(fields[key].column),
+        assignments=", ".join(f"{quote(str(field.column))} = %s" for field in assigned),
+        key=quote(str(fields[key].column)),
     )
     key_field = fields[key]
+    # The callers write a batch at a time (display.BATCH_SIZE rows): held whole, as the cursor's
+    # executemany takes a sequence.
+    parameters = [
+        [field.get_db_prep_save(record[field.name], connection) for field in assigned]
+        + [key_field.get_db_prep_save(record[key], connection)]
+        for record in records
+    ]
     with connection.cursor() as cursor:
-        cursor.executemany(
-            statement,
-            (
-                [field.get_db_prep_save(record[field.name], connection) for field in assigned]
-                + [key_field.get_db_prep_save(record[key], connection)]
-                for record in records
-            ),
-        )
+        cursor.executemany(statement, parameters)
 
 
 def copy_insert(
