@@ -73,6 +73,11 @@ SORT_CHOICES = tuple((key, key) for key in SORT_KEYS) + tuple(
     (f"-{key}", f"-{key}") for key in SORT_KEYS
 )
 FAMILY_UNKNOWN_LABEL = "Unknown / unclassified"
+# The filter set's parameters, in the order of a view's canonical query string.
+FILTER_NAMES = (
+    "q", "origin", "type", "turns", "family", "benchmark", "quality", "difficulty",
+    "difficulty_status", "show_bad", "show_excluded", "sort",
+)  # fmt: skip
 # The filters whose values are the vocabulary's (the active sources').
 VOCABULARY_FILTERS = ("origin", "family")
 
@@ -292,13 +297,9 @@ class SourceFilterSet(django_filters.FilterSet):
             self._take_values(self.vocabulary if self.names_one or vocabulary is not None else None)
 
     def _take_values(self, known: CatalogVocabulary | None) -> None:
-        families: tuple[str, ...] = known.families if known else ()
-        if known and known.has_unknown_family:
-            families = (*families, UNKNOWN)
-        origins = tuple(known.origin_names) if known else ()
         # The form's fields are its own copies (Django forms copy their declared fields, and
         # their error messages).
-        for name, values in (("origin", origins), ("family", families)):
+        for name, values in vocabulary_values(known).items():
             field = cast(ValueField, self.form.fields[name])
             field.values = values
             field.error_messages["invalid_choice"] = invalid_choice_message(values=values)
@@ -319,12 +320,18 @@ class SourceFilterSet(django_filters.FilterSet):
         they were checked already)."""
         if not self.checked_by_rows:
             return {}
-        self._take_values(vocabulary or self.vocabulary)
+        # Read, never written here: the filter set may be kept and shared (KeptFilterSets).
+        known = vocabulary or self._vocabulary or current_vocabulary()
         refused = {}
-        for name in VOCABULARY_FILTERS:
-            try:
-                self.form.fields[name].clean(self.form.cleaned_data.get(name) or "")
-            except forms.ValidationError as error:
+        for name, values in vocabulary_values(known).items():
+            value = self.form.cleaned_data.get(name) or ""
+            if value and value not in values:
+                # The refusal its field gives when the values are the vocabulary's.
+                error = forms.ValidationError(
+                    invalid_choice_message(values=values),
+                    code="invalid_choice",
+                    params={"value": value},
+                )
                 refused[name] = error.messages
         return refused
 
@@ -340,6 +347,12 @@ class SourceFilterSet(django_filters.FilterSet):
 
     def get_form_class(self) -> FormClass:
         return self.form_class()
+
+    @property
+    def qs(self) -> QuerySet[Source]:
+        """The filtered rows, a copy for each caller (django-filter keeps one per filter set): a
+        kept filter set serves many requests, and none may evaluate another's rows."""
+        return super().qs.all()
 
     @property
     def vocabulary(self) -> CatalogVocabulary:
@@ -477,28 +490,98 @@ def normalized_query(data: Mapping[str, str]) -> dict[str, str]:
     return result
 
 
+def vocabulary_values(known: CatalogVocabulary | None) -> dict[str, tuple[str, ...]]:
+    """The values the origin and family filters take in this vocabulary (none without one)."""
+    families: tuple[str, ...] = known.families if known else ()
+    if known and known.has_unknown_family:
+        families = (*families, UNKNOWN)
+    return {"origin": tuple(known.origin_names) if known else (), "family": families}
+
+
+class KeptFilterSets:
+    """The validated filter sets of the queries a process was asked most recently, one store per
+    base queryset and reading (strict, or the page's lenient one).
+
+    Building a filter set copies its filters and its form's fields (as django-filter and Django
+    copy them) and validates the query: a tenth of an API list's fixed work, for the same few
+    views asked again and again. A kept filter set is only read afterwards: its ``qs`` is a copy
+    per caller and ``refused_values()`` writes nothing. What a query's validation depends on is
+    its filter parameters, the vocabulary given and ``checked_by_rows``, all in the key; a query
+    whose filter set would read the current vocabulary itself (an origin or family named,
+    neither a vocabulary given nor ``checked_by_rows``) is built every time, since a sync changes
+    that vocabulary."""
+
+    def __init__(
+        self, *, queryset: QuerySet[Source] | None = None, lenient: bool = False, size: int = 128
+    ) -> None:
+        self.queryset = queryset
+        self.lenient = lenient
+        self._kept = functools.lru_cache(maxsize=size)(self._validated)
+
+    def get(
+        self,
+        data: Mapping[str, str],
+        *,
+        vocabulary: CatalogVocabulary | None = None,
+        checked_by_rows: bool = False,
+    ) -> SourceFilterSet:
+        """The query's filter set, validated (``is_valid()`` was called)."""
+        # Only the filters' parameters: paging and the like do not change a filter set.
+        query = tuple((key, data.get(key, "")) for key in sorted(data) if key in FILTER_NAMES)
+        reads_vocabulary = vocabulary is None and not checked_by_rows
+        if reads_vocabulary and any(value for key, value in query if key in VOCABULARY_FILTERS):
+            return self._validated(query, vocabulary, checked_by_rows)
+        return self._kept(query, vocabulary, checked_by_rows)
+
+    def _validated(
+        self,
+        query: tuple[tuple[str, str], ...],
+        vocabulary: CatalogVocabulary | None,
+        checked_by_rows: bool,
+    ) -> SourceFilterSet:
+        data = dict(query)
+        if self.lenient:
+            filterset = _lenient(data=data, queryset=self.queryset, vocabulary=vocabulary)
+        else:
+            filterset = SourceFilterSet(
+                data, self.queryset, vocabulary=vocabulary, checked_by_rows=checked_by_rows
+            )
+        filterset.is_valid()
+        return filterset
+
+
 def lenient_filterset(
     *, data: Mapping[str, str], vocabulary: CatalogVocabulary | None = None
 ) -> SourceFilterSet:
-    """The page's reading of a query: unknown values are dropped, as if absent."""
-    filterset = SourceFilterSet(data, vocabulary=vocabulary)
+    """The page's reading of a query: unknown values are dropped, as if absent (kept per query,
+    see KeptFilterSets)."""
+    return _LENIENT_FILTERSETS.get(data, vocabulary=vocabulary)
+
+
+def _lenient(
+    *,
+    data: Mapping[str, str],
+    queryset: QuerySet[Source] | None,
+    vocabulary: CatalogVocabulary | None,
+) -> SourceFilterSet:
+    filterset = SourceFilterSet(data, queryset, vocabulary=vocabulary)
     if filterset.is_valid():
         filterset.ignored = {}
         return filterset
     kept = {key: value for key, value in data.items() if key not in filterset.form.errors}
-    lenient = SourceFilterSet(kept, vocabulary=filterset._vocabulary)
+    lenient = SourceFilterSet(kept, queryset, vocabulary=filterset._vocabulary)
     lenient.ignored = {key: data.get(key, "") for key in filterset.form.errors}
     return lenient
+
+
+_LENIENT_FILTERSETS = KeptFilterSets(lenient=True)
 
 
 class CatalogQuery:
     """The canonical query string of a view: valid values only, defaults omitted, so equal views
     have equal URLs. Any change except the page resets the page."""
 
-    ORDER = (
-        "q", "origin", "type", "turns", "family", "benchmark", "quality", "difficulty",
-        "difficulty_status", "show_bad", "show_excluded", "sort",
-    )  # fmt: skip
+    ORDER = FILTER_NAMES
 
     def __init__(self, *, filterset: SourceFilterSet, page: int, page_size: int) -> None:
         cleaned = filterset.form.cleaned_data

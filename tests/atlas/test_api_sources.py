@@ -155,6 +155,10 @@ def test_list_query_count_is_constant(client, write_catalog, django_assert_num_q
     with django_assert_num_queries(1):
         body = client.get(f"/api/sources/?page_size={page_size}&origin=MarinSkyRL").json()
     assert body["count"] == 520
+    # and its next page, from the same kept filter set
+    with django_assert_num_queries(1):
+        body = client.get("/api/sources/?page_size=25&origin=MarinSkyRL&page=2").json()
+    assert body["count"] == 520 and body["results"][0]["id"] == "MarinSkyRL:s025"
 
 
 def test_a_page_that_is_not_full_is_counted_from_its_rows(

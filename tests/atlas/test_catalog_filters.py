@@ -3,7 +3,13 @@
 import pytest
 from django.db import connection
 
-from atlas.filters import SourceFilterSet, lenient_filterset
+from atlas.filters import (
+    FILTER_NAMES,
+    CatalogQuery,
+    KeptFilterSets,
+    SourceFilterSet,
+    lenient_filterset,
+)
 from atlas.models import Source
 from tests.atlas.test_catalog_helpers import make_row, seed, set_state
 
@@ -271,3 +277,66 @@ def test_each_filter_set_filters_with_its_own_copies_of_the_filters(write_catalo
     assert rlvr.is_valid() and agentic.is_valid()
     assert [s.id for s in rlvr.qs] == ["MarinSkyRL:a"]
     assert [s.id for s in agentic.qs] == ["MarinSkyRL:b"]
+
+
+def _vocabulary(origin: str, family: str):
+    from atlas.selectors import CatalogVocabulary, OriginCount
+
+    return CatalogVocabulary(origins=(OriginCount(origin=origin, total=1, excluded=0),),
+                             families=(family,), has_unknown_family=False)  # fmt: skip
+
+
+def test_filter_names_are_the_filter_sets_parameters():
+    assert set(FILTER_NAMES) == set(SourceFilterSet.base_filters)
+    assert CatalogQuery.ORDER == FILTER_NAMES
+
+
+def test_a_query_asked_again_is_served_by_its_kept_filter_set(catalog):
+    """Kept per filter parameters (order and paging aside), vocabulary and checking: the same
+    validated filter set, whose rows are a new queryset for every caller."""
+    kept = KeptFilterSets()
+    first = kept.get({"type": "RLVR", "sort": "-rows", "page": "2"}, checked_by_rows=True)
+    again = kept.get({"page_size": "50", "sort": "-rows", "type": "rlvr"}, checked_by_rows=True)
+    assert first.is_valid()
+    assert kept.get({"sort": "-rows", "type": "RLVR"}, checked_by_rows=True) is first
+    assert again is not first and again.form.cleaned_data == first.form.cleaned_data
+    assert kept.get({"type": "RLVR", "sort": "-rows"}) is not first  # not checked by its rows
+    rows = first.qs
+    assert [source.id for source in rows] == ["MarinSkyRL:alpha", "MarinSkyRL:gen"]
+    # another request's rows are read again, not the ones evaluated above
+    set_state("MarinSkyRL:gen", effective_quality="bad")
+    assert first.qs is not rows
+    assert [source.id for source in first.qs] == ["MarinSkyRL:alpha"]
+    # a refused value stays refused when asked again
+    refused = kept.get({"type": "bogus"})
+    assert not refused.is_valid() and kept.get({"type": "bogus"}) is refused
+    assert sorted(refused.errors) == ["type"]
+
+
+def test_a_kept_filter_set_follows_the_vocabulary(catalog, write_catalog):
+    kept = KeptFilterSets(lenient=True)
+    old, new = _vocabulary("Old", "f-old"), _vocabulary("New", "f-new")
+    query = {"origin": "Old", "family": "f-old"}
+    assert kept.get(query, vocabulary=old).ignored == {}
+    assert kept.get(query, vocabulary=new).ignored == query
+    assert kept.get(dict(query), vocabulary=_vocabulary("Old", "f-old")) is kept.get(
+        query, vocabulary=old
+    )
+    # Without a vocabulary (nor rows to check them by), an origin or family is checked against
+    # the current vocabulary every time, never against a kept one: a sync changes it.
+    assert kept.get({"origin": "Gym Hub"}).ignored == {"origin": "Gym Hub"}
+    seed(write_catalog, [make_row("Gym Hub:one", display_name="One", family="new-family")])
+    assert kept.get({"origin": "Gym Hub"}).ignored == {}
+    assert kept.get({"origin": "Gym Hub"}) is not kept.get({"origin": "Gym Hub"})
+
+
+def test_refusing_values_by_the_vocabulary_leaves_the_filter_set_as_it_was(catalog):
+    kept = KeptFilterSets()
+    checked = kept.get({"origin": "Nowhere", "family": "f-old"}, checked_by_rows=True)
+    refused = checked.refused_values(vocabulary=_vocabulary("Old", "f-old"))
+    assert refused == {"origin": ["“Nowhere” is not a valid value. Valid: Old."]}
+    assert checked.form.fields["origin"].values is None  # still taking any origin
+    assert kept.get({"origin": "Nowhere", "family": "f-old"}, checked_by_rows=True) is checked
+    assert checked.refused_values(vocabulary=_vocabulary("Nowhere", "f-new")) == {
+        "family": ["“f-old” is not a valid value. Valid: f-new."]
+    }
