@@ -36,7 +36,13 @@ from atlas.pagination import (
 from atlas.rules import labels
 from atlas.rules.vocabularies import SourceKind
 from atlas.selectors import CatalogVocabulary, SyncStatus, kept
-from atlas.web.catalog_html import headers_html, options_html, rows_html
+from atlas.web.catalog_html import (
+    filter_help_html,
+    headers_html,
+    options_html,
+    rows_html,
+    selects_html,
+)
 from atlas.web.catalog_rows import PAGE_ROWS, CatalogRow, catalog_row, decoded_summary
 from atlas.web.source_links import RowLinks
 
@@ -49,6 +55,10 @@ COLUMNS = (
 COLUMN_TITLES = {"rows": "Selected input rows before conversion or curation"}
 SORT_ICONS = {"ascending": "↑", "descending": "↓", "none": "↕"}
 PAGE_SIZES = (25, 50, 100, 200, 500)
+# The rows-per-page select's options: the default size is the parameter's absence.
+PAGE_SIZE_OPTIONS = tuple(
+    ("" if size == DEFAULT_PAGE_SIZE else str(size), str(size)) for size in PAGE_SIZES
+)
 # Parameters the page reads besides the filters: paging, and the source whose details are open.
 PAGE_PARAMETERS = ("page", "page_size", "source")
 TITLE = "RL Data Atlas"
@@ -346,9 +356,14 @@ def catalog_context(
         "last_run_id": status.last_run.id if status.last_run else "",
         "tabs": tabs,
         "selects": selects,
+        "selects_html": selects_html(selects),
+        "filter_help_html": filter_help_html(selects),
         "page_title": page_title(query=catalog_query, selects=selects, window=window),
         "active_filter_count": active_filter_count(query=catalog_query),
-        "page_sizes": PAGE_SIZES,
+        "page_size_options_html": options_html(
+            options=PAGE_SIZE_OPTIONS,
+            selected="" if size == DEFAULT_PAGE_SIZE else str(size),
+        ),
         "shows_bad": filterset.shows_bad,
         "shows_excluded": shows_excluded,
         "headers_html": headers_html(headers),

@@ -31,7 +31,7 @@ from atlas.web import croissant
 from atlas.web.catalog_view import catalog_context
 from atlas.web.changes_view import changes_context
 from atlas.web.facets import facet_counts
-from atlas.web.field_guide import definitions, intro_text
+from atlas.web.field_guide import field_guide_html
 from atlas.web.source_page import DRAWER_HISTORY
 from atlas.web.source_page import source_page as build_source_page
 
@@ -82,7 +82,7 @@ def catalog_page(request: HttpRequest) -> HttpResponse:
     partial = request.headers.get(REGION_HEADER) == "1"
     template = "atlas/_regions.html" if partial else "atlas/catalog_list.html"
     if not partial:
-        context.update(field_guide_intro=intro_text(), field_guide_terms=definitions())
+        context.update(field_guide_html=field_guide_html())
     response = render(request, template, context)
     patch_vary_headers(response, [REGION_HEADER])
     return response

@@ -90,6 +90,21 @@ def test_options_and_headers_escape_every_value():
     assert parsed(headers).tags == ["th", "a", "span"]
 
 
+def test_selects_and_their_help_escape_every_value():
+    options = catalog_html.options_html(options=[("", "All"), ("a", "A")], selected="a")
+    hostile = {"name": HOSTILE, "label": HOSTILE, "title": HOSTILE, "help": HOSTILE,
+               "options_html": options}  # fmt: skip
+    plain = {"name": "type", "label": "Type", "options_html": options}
+    selects = catalog_html.selects_html([hostile, plain])
+    assert "<b>" not in selects and selects.count(ESCAPED) == 6  # name ×4 (help's id), label, title
+    assert parsed(selects).tags == ["div", "label", "select", "option", "option"] * 2
+    assert '<select id="filter-type" name="type">' in selects  # no title, no help
+    assert selects.count('<option value="a" selected>A</option>') == 2
+    helps = catalog_html.filter_help_html([hostile, plain])
+    assert helps == f'<p class="filter-help" id="filter-{ESCAPED}-help">{ESCAPED}</p>'
+    assert f'aria-describedby="filter-{ESCAPED}-help"' in selects
+
+
 @pytest.mark.parametrize("benchmark", [True, False])
 def test_row_markup_is_what_it_was_before_escaping_by_construction(benchmark):
     """The escaping changed how the markup is built, not the markup (same bytes as html.escape

@@ -307,6 +307,35 @@ def test_filter_options_are_exact(client, catalog, write_catalog):
     )
 
 
+def test_rows_per_page_and_the_filters_help(client, catalog):
+    """The rows-per-page select marks the size shown (the default's value is empty); the
+    Difficulty select names its help paragraph."""
+
+    def sizes(html: str) -> str:
+        return re.search(r'<select id="page-size" name="page_size">(.*?)</select>', html, re.S)[1]
+
+    assert sizes(page(client)).strip() == (
+        '<option value="25">25</option><option value="50">50</option><option value="" selected>'
+        '100</option><option value="200">200</option><option value="500">500</option>'
+    )
+    assert '<option value="50" selected>50</option>' in sizes(page(client, "?page_size=50"))
+    assert " selected" not in sizes(page(client, "?page_size=30"))  # a size the select lacks
+    html = page(client)
+    assert '<select id="filter-difficulty" name="difficulty" title="Solve-rate' in html
+    assert 'aria-describedby="filter-difficulty-help"' in html
+    assert html.count('<p class="filter-help" id="filter-difficulty-help">') == 1
+
+
+def test_the_field_guide_follows_its_intro(client, catalog, monkeypatch):
+    from atlas.web import views
+
+    assert "Field guide · definitions" in page(client)
+    monkeypatch.setattr("atlas.web.field_guide.intro_text", lambda: "Another <intro>")
+    assert views.field_guide_html().count("Another &lt;intro&gt;") == 1
+    assert "Another &lt;intro&gt;" in page(client)
+    assert page(client).count("<dt>Quality</dt>") == 1
+
+
 def test_pager_clamps_beyond_the_last_page(client, write_catalog):
     seed(
         write_catalog, [make_row(f"MarinSkyRL:s{n:03}", display_name=f"s{n:03}") for n in range(60)]
