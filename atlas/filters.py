@@ -583,17 +583,23 @@ class CatalogQuery:
 
     ORDER = FILTER_NAMES
 
-    def __init__(self, *, filterset: SourceFilterSet, page: int, page_size: int) -> None:
+    def __init__(self, *, params: Mapping[str, str], page: int, page_size: int) -> None:
+        """``params``: the canonical values (``of_view`` reads them from a filter set)."""
+        self.params: dict[str, str] = dict(params)
+        self.page = page
+        self.page_size = page_size
+
+    @classmethod
+    def of_view(cls, *, filterset: SourceFilterSet, page: int, page_size: int) -> CatalogQuery:
         cleaned = filterset.form.cleaned_data
-        self.params: dict[str, str] = {}
-        for key in self.ORDER:
+        params: dict[str, str] = {}
+        for key in cls.ORDER:
             value = (cleaned.get(key) or "").strip()
             if key == "sort" and value == DEFAULT_SORT:
                 value = ""
             if value:
-                self.params[key] = value
-        self.page = page
-        self.page_size = page_size
+                params[key] = value
+        return cls(params=params, page=page, page_size=page_size)
 
     def get(self, key: str, default: str = "") -> str:
         return self.params.get(key, default)

@@ -491,3 +491,18 @@ def test_the_catalog_paints_without_a_stylesheet_request(client, catalog):
     for sheet in ("atlas/catalog.css", "difficulty/difficulty.css"):
         rules = (static / sheet).read_text(encoding="utf-8")
         assert html.count(f"<style>{rules}</style>") == 1, sheet
+
+
+def test_column_headers_are_made_once_per_view():
+    """A view's headers depend on its query and page size only, never on its page."""
+    from atlas.filters import CatalogQuery
+    from atlas.web.catalog_view import column_headers_html
+
+    params = {"type": "RLVR", "sort": "-rows"}
+    headers = column_headers_html(query=CatalogQuery(params=params, page=3, page_size=50))
+    assert column_headers_html(query=CatalogQuery(params=params, page=1, page_size=50)) is headers
+    assert headers.count('aria-sort="descending"') == 1
+    assert 'href="/?type=RLVR&amp;sort=rows&amp;page_size=50"' in headers
+    other = column_headers_html(query=CatalogQuery(params={"type": "RLVR"}, page=1, page_size=100))
+    assert other.count('aria-sort="ascending"') == 1
+    assert 'href="/?type=RLVR&amp;sort=-name"' in other
