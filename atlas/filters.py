@@ -509,10 +509,11 @@ class KeptFilterSets:
     its filter parameters, the vocabulary given and ``checked_by_rows``, all in the key; a query
     whose filter set would read the current vocabulary itself (an origin or family named,
     neither a vocabulary given nor ``checked_by_rows``) is built every time, since a sync changes
-    that vocabulary."""
+    that vocabulary. A kept filter set takes about 40 KB: 64 of them, some 2.5 MB per store and
+    process."""
 
     def __init__(
-        self, *, queryset: QuerySet[Source] | None = None, lenient: bool = False, size: int = 128
+        self, *, queryset: QuerySet[Source] | None = None, lenient: bool = False, size: int = 64
     ) -> None:
         self.queryset = queryset
         self.lenient = lenient
