@@ -29,10 +29,22 @@ class ProductionCommand(BaseCommand):
         super().run_from_argv(argv)
 
 
-# Commands whose work is all in the Django-free producers' wing (reviews/production): they read no
-# setting, no model and no database, and check nothing of the project (``requires_system_checks
-# = []``). ``manage.py`` runs them with empty settings instead of the project's.
-STANDALONE_COMMANDS = {"make_review": "reviews.management.commands.make_review"}
+# Commands whose work is all in the Django-free producers' wing (reviews/production,
+# difficulty/production): make_review, make_difficulty and the curators' tools, which talk to an
+# Atlas only over HTTP. They read no setting, no model and no database, and check nothing of the
+# project (``requires_system_checks = []``). ``manage.py`` runs them with empty settings instead
+# of the project's.
+STANDALONE_COMMANDS = {
+    name: f"{app}.management.commands.{name}"
+    for app, name in (
+        ("reviews", "make_review"),
+        ("reviews", "reproduce_defect"),
+        ("reviews", "validate_fix"),
+        ("reviews", "synthesise_source"),
+        ("reviews", "fetch_review"),
+        ("difficulty", "make_difficulty"),
+    )
+}
 
 
 def run_standalone(*, argv: list[str]) -> None:

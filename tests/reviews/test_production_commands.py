@@ -72,27 +72,49 @@ NOT_LOADED = ("config", "celery", "rest_framework", "psycopg", "django.contrib.a
               "django.db.models")  # fmt: skip
 
 
+def loaded_by(arguments: list[str]) -> tuple[subprocess.CompletedProcess[str], list[str], str]:
+    """``manage.py`` run with ``arguments`` where the environment names the project's settings:
+    the process, what it said, and at exit whether the app registry was ready followed by which
+    of ``NOT_LOADED`` it had imported."""
+    probe = (
+        "import atexit, sys; from django.apps import apps; "
+        "atexit.register(lambda: print(apps.ready, *(m for m in sys.argv[1:] if m in sys.modules),"
+        " file=sys.stderr)); "
+        f"sys.argv = ['manage.py', *{arguments!r}]; "
+        "import runpy; runpy.run_path('manage.py', run_name='__main__')"
+    )
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *NOT_LOADED], cwd=ROOT, capture_output=True, text=True,
+        env=env,
+    )  # fmt: skip
+    *said, loaded = done.stderr.strip().splitlines()
+    return done, said, loaded
+
+
 @pytest.mark.slow
 def test_make_review_runs_without_setting_the_project_up():
     """make_review's work is all in the Django-free producers' wing: manage.py runs it with empty
     settings, even where the environment names the project's, and sets no app up — neither the
     project's settings (nor Celery with them) nor its models, admin, API framework or database
     driver are imported. A refusal is still the command's."""
-    probe = (
-        "import atexit, sys; from django.apps import apps; "
-        "atexit.register(lambda: print(apps.ready, *(m for m in sys.argv[2:] if m in sys.modules),"
-        " file=sys.stderr)); "
-        "sys.argv = ['manage.py', 'make_review', '--output', 'unused']; "
-        "import runpy; runpy.run_path('manage.py', run_name='__main__')"
-    )
-    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
-    done = subprocess.run(
-        [sys.executable, "-c", probe, "make_review", *NOT_LOADED],
-        cwd=ROOT, capture_output=True, text=True, env=env,
-    )  # fmt: skip
+    done, said, loaded = loaded_by(["make_review", "--output", "unused"])
     assert done.returncode == 2
-    *said, loaded = done.stderr.strip().splitlines()
     assert said[-1] == "CommandError: --config is required"
+    assert loaded == "False"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name",
+    ["fetch_review", "make_difficulty", "reproduce_defect", "synthesise_source", "validate_fix"],
+)
+def test_the_other_producers_run_without_setting_the_project_up(name):
+    """make_difficulty and the curators' tools the same way: their own usage error, and nothing
+    of the project set up."""
+    done, said, loaded = loaded_by([name])
+    assert done.returncode == 2
+    assert said[-1].startswith(f"manage.py {name}: error: the following arguments are required")
     assert loaded == "False"
 
 
