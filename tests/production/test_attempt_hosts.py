@@ -312,10 +312,7 @@ def test_a_closed_host_ends_at_once_without_finalising_its_libraries(tmp_path):
 def test_a_contract_workers_attempt_finds_the_http_client_imported(tmp_path):
     """Forked from its route's host, a worker of the contract finds the standard library's HTTP
     client already imported; in a fresh interpreter (the fallback) it imports it itself."""
-    first = "import os, sys\nWARM = 'urllib.request' in sys.modules\nimport json"
-    body = REPORT.replace("import json, os, sys", first)
-    body = body.replace('"parent": os.getppid(),', '"parent": os.getppid(), "warm": WARM,')
-    runtime = runtime_with(tmp_path, body)
+    runtime = runtime_with(tmp_path, reporting("warm", "'urllib.request' in sys.modules"))
     hosts = AttemptHosts(cache_dir=None)
     try:
         assert attempt(tmp_path, runtime, hosts=hosts)["warm"] is True
@@ -324,13 +321,18 @@ def test_a_contract_workers_attempt_finds_the_http_client_imported(tmp_path):
     assert attempt(tmp_path, runtime, hosts=None)["warm"] is False
 
 
+def reporting(key: str, expression: str) -> str:
+    """The reporting worker, its report also holding ``key``: ``expression`` evaluated before
+    the worker imports anything beyond os, sys and gc (what the attempt found at its start)."""
+    first = f"import gc, os, sys\nFOUND = {expression}\nimport json"
+    body = REPORT.replace("import json, os, sys", first)
+    return body.replace('"parent": os.getppid(),', f'"parent": os.getppid(), "{key}": FOUND,')
+
+
 def test_a_forked_attempt_finds_what_its_host_imported_frozen(tmp_path):
     """What a warm host imported is out of the collector's walks in every attempt it forks:
     an attempt's collections neither walk those objects nor copy their pages."""
-    first = "import gc, os, sys\nFROZEN = gc.get_freeze_count()\nimport json"
-    body = REPORT.replace("import json, os, sys", first)
-    body = body.replace('"parent": os.getppid(),', '"parent": os.getppid(), "frozen": FROZEN,')
-    runtime = runtime_with(tmp_path, body)
+    runtime = runtime_with(tmp_path, reporting("frozen", "gc.get_freeze_count()"))
     hosts = AttemptHosts(cache_dir=None)
     try:
         assert attempt(tmp_path, runtime, hosts=hosts)["frozen"] > 1_000
