@@ -142,32 +142,31 @@ def identity_differences(
                     ),
                 )
             )
-    provenance = collection.get("execution_provenance") or {}
+    provenance = collection.get("execution_provenance")
+    provenance = provenance if isinstance(provenance, dict) else {}
     if pins.mode == "verifyit" and pins.verifyit is not None:
-        verifyit = provenance.get("verifyit") if isinstance(provenance, dict) else None
-        ran = verifyit.get("source_commit") if isinstance(verifyit, dict) else None
-        if ran != pins.verifyit:
-            differences.append(
-                Difference(
-                    pin="verifyit revision",
-                    pinned=pins.verifyit,
-                    executed=ran,
-                    attest=f"review again at a MarinSkyRL checkout that pins verifyit "
-                    f"{pins.verifyit}",
-                )
-            )
+        verifyit = provenance.get("verifyit")
+        differences += _revision_difference(
+            pin="verifyit revision",
+            pinned=pins.verifyit,
+            executed=verifyit.get("source_commit") if isinstance(verifyit, dict) else None,
+            attest=f"review again at a MarinSkyRL checkout that pins verifyit {pins.verifyit}",
+        )
     if HARBOR_ROUTE in routes and pins.harbor is not None:
-        ran = provenance.get("harbor_commit") if isinstance(provenance, dict) else None
-        if ran != pins.harbor:
-            differences.append(
-                Difference(
-                    pin="Harbor verifier revision",
-                    pinned=pins.harbor,
-                    executed=ran,
-                    attest=f"review again with Harbor at {pins.harbor}",
-                )
-            )
+        differences += _revision_difference(
+            pin="Harbor verifier revision",
+            pinned=pins.harbor,
+            executed=provenance.get("harbor_commit"),
+            attest=f"review again with Harbor at {pins.harbor}",
+        )
     return differences
+
+
+def _revision_difference(*, pin: str, pinned: str, executed: Any, attest: str) -> list[Difference]:
+    """The one difference of a revision the execution provenance records, or none."""
+    if executed == pinned:
+        return []
+    return [Difference(pin=pin, pinned=pinned, executed=executed, attest=attest)]
 
 
 def _modes(values: set[Any]) -> str:
