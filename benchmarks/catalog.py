@@ -1,7 +1,7 @@
 """Catalog read-path benchmark (not part of `make test`).
 
 Usage: DATABASE_URL=postgres://… python benchmarks/catalog.py [--sizes 100000] [--repeat 15]
-       [--only pages|csv]
+       [--facet-sizes 10000] [--only pages|csv]
 
 Creates a dedicated database (<name>_bench, dropped afterwards), bulk-inserts synthetic sources,
 and measures, at each size:
@@ -9,6 +9,10 @@ and measures, at each size:
 * `/` and `/api/sources/` (filter + sort at 50, 100 and 500 rows, and the unfiltered landing)
   served by gunicorn, against the raw psycopg + orjson floor and Datasette over the same rows
   (``benchmarks/list_endpoints.py``);
+* `/facets.json` against Datasette's facets at each size and at the ``--facet-sizes`` too, then
+  flat across sizes: each size's catalog copied into a database of its own
+  (``<name>_bench_<size>``) and all served at once, requests interleaved, so that the machine's
+  load falls on every size alike;
 * the CSV export of every row (in-process, streamed) against ``COPY (…) TO STDOUT`` of the same
   columns and order in the same process, with the export's peak Python memory.
 
@@ -26,7 +30,7 @@ import tempfile
 import time
 import tracemalloc
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -199,6 +203,18 @@ def report_csv(*, size: int, csv: dict[str, float]) -> None:
                value=csv["peak_mb"], unit="MB", at_most=100)  # fmt: skip
 
 
+def at(*, url: SplitResult, database: str, scheme: str = "") -> str:
+    """``url`` naming another database (and scheme)."""
+    return urlunsplit((scheme or url.scheme, url.netloc, f"/{database}", url.query, ""))
+
+
+def own_database(*, url: SplitResult, size: int) -> str:
+    """A copy of the benchmark database as it is now (``<bench>_<size>``, PostgreSQL's template
+    copy: rows, statistics, visibility map): its URL."""
+    connection.creation.clone_test_db(suffix=str(size), verbosity=0)
+    return at(url=url, database=connection.creation.get_test_db_clone_settings(str(size))["NAME"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[100_000])
@@ -218,11 +234,11 @@ def main() -> None:
     database["TEST"]["NAME"] = f"{database['NAME']}_bench"
     old_name = connection.creation.create_test_db(verbosity=0, autoclobber=True, serialize=False)
     url = urlsplit(os.environ["DATABASE_URL"])
-    bench_url = urlunsplit((url.scheme, url.netloc, f"/{database['NAME']}", url.query, ""))
-    dsn = urlunsplit(("postgresql", url.netloc, f"/{database['NAME']}", url.query, ""))
-    facets: dict[int, dict] = {}
+    bench_url = at(url=url, database=database["NAME"])
+    dsn = at(url=url, database=database["NAME"], scheme="postgresql")
+    facet_sizes = [] if args.only == "csv" else args.facet_sizes
+    own: dict[int, str] = {}  # each size's copy, served side by side for the flat facets
     try:
-        facet_sizes = [] if args.only == "csv" else args.facet_sizes
         for size in [*facet_sizes, *args.sizes]:
             started = time.perf_counter()
             populate(size)
@@ -230,19 +246,28 @@ def main() -> None:
             with tempfile.TemporaryDirectory(prefix="atlas-bench-catalog-") as scratch:
                 where = {"size": size, "rounds": args.repeat, "scratch": Path(scratch),
                          "dsn": dsn, "database_url": bench_url}  # fmt: skip
-                if size in facet_sizes and size not in args.sizes:
-                    facets[size] = list_endpoints.run_facets(**where)
-                    continue
-                if args.only != "csv":
-                    facets[size] = list_endpoints.run(**where)
-            if args.only != "pages":
+                if size not in args.sizes:
+                    list_endpoints.run_facets(**where)
+                elif args.only != "csv":
+                    list_endpoints.run(**where)
+            if facet_sizes:
+                own[size] = own_database(url=url, size=size)
+            if args.only != "pages" and size in args.sizes:
                 report_csv(size=size, csv=time_csv(client=Client(), repeat=CSV_REPEAT))
-        for small in facet_sizes:
-            for large in args.sizes:
-                list_endpoints.report_flat_facets(
-                    small=small, large=large, rounds=args.repeat, medians=facets
+        if own:
+            with tempfile.TemporaryDirectory(prefix="atlas-bench-catalog-") as scratch:
+                medians = list_endpoints.run_flat_facets(
+                    databases=own, rounds=args.repeat, scratch=Path(scratch)
                 )
+            for small in facet_sizes:
+                for large in args.sizes:
+                    for row in list_endpoints.flat_facet_rows(
+                        small=small, large=large, rounds=args.repeat, medians=medians
+                    ):
+                        emit(row=row)
     finally:
+        for size in own:
+            connection.creation.destroy_test_db(verbosity=0, suffix=str(size))
         connection.creation.destroy_test_db(old_name, verbosity=0)
 
 

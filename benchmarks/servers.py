@@ -11,6 +11,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,6 +65,17 @@ class Server:
             except subprocess.TimeoutExpired:
                 os.killpg(self.process.pid, signal.SIGKILL)
                 self.process.wait()
+
+
+@contextmanager
+def stopped_after() -> Iterator[dict[str, Server]]:
+    """A dict to start servers into; each is stopped when the block ends, however it ends."""
+    started: dict[str, Server] = {}
+    try:
+        yield started
+    finally:
+        for server in started.values():
+            server.stop()
 
 
 def wait_for(*, server: Server, path: str, timeout: float) -> float:
