@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.hosts import BYTECODE_CACHE_ENV, AttemptHosts, HostSpec
 from reviews.production.runtime.launcher import (
     host_spec,
@@ -427,3 +428,39 @@ def test_closing_kills_a_host_still_importing_and_an_unrunnable_route_is_left(tm
     # Killed, not left to finish its import (which would mark it) and exit on its own.
     assert wait_dead([importing]) == []
     assert set(host_children()) == before and not imported.exists()
+
+
+def test_a_forked_attempt_runs_the_hosts_compiled_script_as_main(tmp_path):
+    """The host compiles the worker script once; each attempt runs it as ``__main__`` with the
+    globals ``runpy.run_path`` gives a script file, in a module of its own."""
+    expression = (
+        "(__name__, __file__, __package__, __spec__, sys.modules['__main__'].__dict__ is "
+        "globals(), sys.argv[0])"
+    )
+    runtime = runtime_with(tmp_path, reporting("main", expression))
+    script = runtime["workers"]["custom"]["script"]
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        forked = [attempt(tmp_path, runtime, hosts=hosts)["main"] for _ in range(2)]
+    finally:
+        hosts.close()
+    assert hosts.forked_attempts == 2
+    assert forked == [["__main__", script, "", None, True, script]] * 2
+
+
+def test_a_worker_script_that_does_not_compile_fails_each_attempt_as_an_interpreter_would(
+    tmp_path,
+):
+    runtime = runtime_with(tmp_path, "import sys\ndef broken(:\n    pass\n")
+    hosts = AttemptHosts(cache_dir=None)
+    try:
+        with pytest.raises(ReviewProductionError, match="Native worker failed"):
+            attempt(tmp_path, runtime, hosts=hosts)
+    finally:
+        hosts.close()
+    with pytest.raises(ReviewProductionError, match="Native worker failed"):
+        attempt(tmp_path, runtime, hosts=None)
+    assert hosts.forked_attempts == 1
+    logs = sorted((tmp_path / "run/tasks/0000").glob("execution-*/worker.stderr"))
+    assert len(logs) == 2
+    assert all("SyntaxError: invalid syntax" in log.read_text() for log in logs)
