@@ -500,3 +500,52 @@ def test_make_review_names_a_registry_harbor_by_its_package(tmp_path, monkeypatc
         harbor_identity_of(runtime={"harbor_python": sys.executable})
     with pytest.raises(ReviewProductionError, match=r"runtime\.harbor_python is required"):
         harbor_identity_of(runtime={})
+
+
+FORKED_CAPTURE = """
+import json, os, sys
+sys.path[:0] = [{workers!r}, {library!r}]
+import worker_support, verifyit
+before = worker_support.loaded_native_modules()  # not forked: every module is read
+
+def child(change):
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        change()
+        os.write(write, json.dumps(worker_support.loaded_native_modules()).encode())
+        os._exit(0)
+    os.close(write)
+    os.waitpid(pid, 0)
+    return json.loads(os.read(read, 65536))
+
+def forget(name):
+    return lambda: sys.modules.pop(name)
+
+def import_sub():
+    import verifyit.sub
+
+def forget_last_then_import():
+    sys.modules.pop(next(reversed(sys.modules)))
+    import_sub()
+
+print(json.dumps([before, child(lambda: None), child(import_sub), child(forget("verifyit")),
+                  child(forget_last_then_import)]))
+"""
+
+
+def test_a_forked_attempt_lists_the_native_modules_an_interpreter_holds(tmp_path):
+    """Forked from a host, an attempt reads only the modules imported since the fork, yet lists
+    exactly the native modules in ``sys.modules``, whatever it imported or dropped."""
+    package = tmp_path / "lib" / "verifyit"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "sub.py").write_text("")
+    script = FORKED_CAPTURE.format(workers=str(WORKERS), library=str(tmp_path / "lib"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    before, unchanged, imported, forgotten, forgot_last = json.loads(done.stdout)
+    assert before == unchanged == ["verifyit"]
+    assert imported == forgot_last == ["verifyit", "verifyit.sub"]
+    assert forgotten == []

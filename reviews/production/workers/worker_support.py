@@ -65,6 +65,45 @@ def is_native_module(name: str) -> bool:
     return name in CAPTURED_NAMES or name.startswith(CAPTURED_PREFIXES)
 
 
+# The native modules a forking parent (a warm attempt host) had loaded, noted just before each
+# fork: ``(count, last name, its module, native names)``. The attempt then looks only at what it
+# imported itself, the entries after that last one (a dict keeps insertion order). Reading every
+# entry of ``sys.modules`` in a forked attempt touched ~900 modules' pages, each then copied for
+# the child: ~1,100 page faults and ~5 ms of an attempt's ~35 ms of CPU.
+_at_fork: tuple[int, str, Any, tuple[str, ...]] | None = None
+
+
+def _note_before_fork() -> None:
+    global _at_fork
+    if not sys.modules:
+        return
+    last = next(reversed(sys.modules))
+    module = sys.modules[last]
+    noted = _at_fork
+    if noted is not None and noted[:2] == (len(sys.modules), last) and noted[2] is module:
+        return  # nothing imported since the last fork (a host imports nothing between them)
+    natives = tuple(name for name in sys.modules if is_native_module(name))
+    _at_fork = (len(sys.modules), last, module, natives)
+
+
+os.register_at_fork(before=_note_before_fork)
+
+
+def loaded_native_modules() -> list[str]:
+    """The names of the native modules in ``sys.modules`` now, sorted."""
+    noted = _at_fork
+    if noted is None:  # not a forked attempt: a fresh interpreter's few hundred modules
+        return sorted(name for name in sys.modules if is_native_module(name))
+    _, last, module, found = noted
+    names = set(found)
+    for name in reversed(sys.modules):
+        if name == last and sys.modules.get(name) is module:
+            break  # everything before it was there at the fork
+        if is_native_module(name):
+            names.add(name)
+    return sorted(name for name in names if name in sys.modules)
+
+
 class EventLog:
     """``verifier-trace.jsonl``: one JSON event per line, each with its ``at`` timestamp."""
 
@@ -114,9 +153,9 @@ class NativeCapture:
     def write(self, execution_dir: Path) -> list[dict[str, Any]]:
         """Copy every imported native module's source and write ``native-code-index.json``."""
         entries = []
-        for name, module in sorted(sys.modules.items()):
-            origin = getattr(module, "__file__", None)
-            if not is_native_module(name) or not origin or not origin.endswith(".py"):
+        for name in loaded_native_modules():
+            origin = getattr(sys.modules[name], "__file__", None)
+            if not origin or not origin.endswith(".py"):
                 continue
             relative = name.replace(".", "/")
             if os.path.basename(origin) == "__init__.py":
