@@ -27,7 +27,7 @@ from reviews.production.make_review.opinions import (
 from reviews.production.runtime.errors import ReviewProductionError
 from reviews.production.runtime.model_client import ModelClient, dumps
 from reviews.production.runtime.prompt_room import UNBOUNDED, PromptRoom
-from reviews.production.runtime.rundir import LOCK_FILE, write_json_file
+from reviews.production.runtime.rundir import LOCK_FILE, run_file_paths, write_json_file
 
 COALESCER_PROMPT = """You combine independent reviews of an RL data source into syntheses. The user
 message holds the review collection: subjects, execution provenance, and every runtime and judge
@@ -314,10 +314,8 @@ def _sha256(path: Path) -> str:
 
 def _run_files(run_dir: Path) -> list[str]:
     """Every file of the run, as a synthesis may cite it."""
-    found = []
-    for root, dirs, names in os.walk(run_dir):
-        dirs[:] = [d for d in dirs if d != "__pycache__"]
-        for name in names:
-            if name != LOCK_FILE:
-                found.append((Path(root) / name).relative_to(run_dir).as_posix())
-    return found
+    return [
+        relative
+        for relative, _ in run_file_paths(run_dir)
+        if os.path.basename(relative) != LOCK_FILE
+    ]
