@@ -401,6 +401,33 @@ def test_sync_status_with_and_without_a_recorded_run(django_assert_num_queries):
         status = sync_status()
     assert status.has_refreshes and status.earliest_checked_at == early
     assert status.last_run == run and not status.last_run_failed
+    # The last run carries what the banner reads; the rest stays unread (deferred).
+    assert (status.last_run.started_at, status.last_run.outcome) == (late, "synced")
+    assert status.last_run.get_deferred_fields() >= {"trigger", "results", "error"}
+
+
+def test_sync_status_and_versions_follow_each_run(django_assert_num_queries):
+    """The banner's and the versions' statements are built once per process: each read still
+    asks the database, so a run recorded after a read is the next read's."""
+    from atlas.selectors import catalog_versions, sync_status
+    from atlas.services.display import bump_display_version
+
+    now = timezone.now()
+    first = RefreshRun.objects.create(started_at=now, finished_at=now, trigger="command",
+                                      outcome="synced")  # fmt: skip
+    before = catalog_versions()
+    assert sync_status().last_run == first and before.run.startswith(f"{first.pk}:")
+    bump_display_version()
+    later = now + dt.timedelta(seconds=1)
+    failed = RefreshRun.objects.create(started_at=later, finished_at=later, trigger="button",
+                                       outcome="failed", error="boom")  # fmt: skip
+    with django_assert_num_queries(1):
+        status = sync_status()
+    assert status.last_run == failed and status.last_run_failed
+    with django_assert_num_queries(1):
+        versions = catalog_versions()
+    assert versions == status.versions and versions.shown not in (None, before.shown)
+    assert versions.run is not None and versions.run.startswith(f"{failed.pk}:")
 
 
 def test_curator_chrome_and_status(client, catalog):
