@@ -252,7 +252,7 @@ def _column_headers_html(params: tuple[tuple[str, str], ...], page_size: int) ->
 def page_rows(*, filterset: SourceFilterSet, window: PageWindow) -> list[CatalogRow]:
     cell = catalog_cells().get("difficulty")
     # PAGE_ROWS reads values (mappings), which the filters do not change.
-    matching = cast("QuerySet[Source, dict[str, Any]]", filterset.filter_queryset(PAGE_ROWS.all()))
+    matching = cast("QuerySet[Source, dict[str, Any]]", filterset.filtered(PAGE_ROWS))
     values = matching[window.offset : window.offset + window.size]
     links = RowLinks(request=None)  # the page links its rows by path
     return [catalog_row(decoded_summary(row), cell=cell, links=links) for row in values]

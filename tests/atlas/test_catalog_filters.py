@@ -313,6 +313,26 @@ def test_a_query_asked_again_is_served_by_its_kept_filter_set(catalog):
     assert sorted(refused.errors) == ["type"]
 
 
+def test_a_kept_filter_set_filters_a_base_once(catalog, django_assert_num_queries):
+    """The page's rows: its base filtered once per kept filter set, a new copy to each caller,
+    so each request reads the rows again."""
+    from atlas.web.catalog_rows import PAGE_ROWS
+
+    filterset = lenient_filterset(data={"type": "RLVR", "sort": "-rows"})
+    rows = filterset.filtered(PAGE_ROWS)
+    assert str(rows.query) == str(filterset.filter_queryset(PAGE_ROWS.all()).query)
+    assert [row["id"] for row in rows] == ["MarinSkyRL:alpha", "MarinSkyRL:gen"]
+    set_state("MarinSkyRL:gen", effective_quality="bad")
+    again = filterset.filtered(PAGE_ROWS)
+    assert again is not rows
+    with django_assert_num_queries(1):
+        assert [row["id"] for row in again] == ["MarinSkyRL:alpha"]
+    # another base is filtered apart
+    assert [source.id for source in filterset.filtered(Source.objects.all())] == [
+        "MarinSkyRL:alpha"
+    ]
+
+
 def test_a_kept_filter_set_follows_the_vocabulary(catalog, write_catalog):
     kept = KeptFilterSets(lenient=True)
     old, new = _vocabulary("Old", "f-old"), _vocabulary("New", "f-new")
