@@ -6,7 +6,7 @@ import dataclasses
 from html.parser import HTMLParser
 
 import pytest
-from django.utils.safestring import SafeString
+from django.utils.safestring import SafeString, mark_safe
 
 from atlas.rules import labels
 from atlas.web import catalog_html
@@ -103,6 +103,22 @@ def test_selects_and_their_help_escape_every_value():
     helps = catalog_html.filter_help_html([hostile, plain])
     assert helps == f'<p class="filter-help" id="filter-{ESCAPED}-help">{ESCAPED}</p>'
     assert f'aria-describedby="filter-{ESCAPED}-help"' in selects
+
+
+def test_selects_are_made_once_per_set_and_keep_safe_apart_from_plain():
+    """A view's selects are kept per process; the same text safe and unsafe is two sets."""
+    options = catalog_html.options_html(options=[("", "All")], selected="")
+    plain = {"name": "difficulty", "label": "Difficulty", "help": "<em>lower</em> is harder",
+             "options_html": options}  # fmt: skip
+    safe = {**plain, "help": mark_safe(plain["help"])}
+    first = catalog_html.selects_html([dict(plain)])
+    assert catalog_html.selects_html([dict(plain)]) is first
+    assert catalog_html.selects_html([safe]) == first  # the help is only named, by its id
+    help_html = catalog_html.filter_help_html([plain]), catalog_html.filter_help_html([safe])
+    assert "&lt;em&gt;" in help_html[0] and "<em>" in help_html[1]
+    titled = catalog_html.selects_html([{**plain, "title": "<b>"}])
+    mark = catalog_html.selects_html([{**plain, "title": mark_safe("<b>")}])
+    assert 'title="&lt;b&gt;"' in titled and 'title="<b>"' in mark
 
 
 @pytest.mark.parametrize("benchmark", [True, False])
