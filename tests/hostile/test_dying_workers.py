@@ -34,6 +34,8 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 ROOT = Path(__file__).resolve().parents[2]
+# The workers' sessions are named (libpq reads PGAPPNAME), so a test waits for its own only.
+WORKER_SESSION = "atlas-test-dying-worker"
 
 
 def child_environment() -> dict[str, str]:
@@ -43,7 +45,12 @@ def child_environment() -> dict[str, str]:
         f"postgres://{database['USER']}@{database['HOST'] or '127.0.0.1'}:"
         f"{database['PORT'] or 5432}/{connection.settings_dict['NAME']}"
     )
-    return {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings_test"}
+    return {
+        **os.environ,
+        "DATABASE_URL": url,
+        "DJANGO_SETTINGS_MODULE": "config.settings_test",
+        "PGAPPNAME": WORKER_SESSION,
+    }
 
 
 def in_transaction_elsewhere() -> bool:
@@ -66,6 +73,27 @@ def writing_elsewhere() -> bool:
             "AND pid <> pg_backend_pid() AND backend_xid IS NOT NULL"
         )
         return cursor.fetchone()[0] > 0
+
+
+def worker_sessions() -> int:
+    """The worker's sessions on this test's database."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+            "AND application_name = %s",
+            [WORKER_SESSION],
+        )
+        return int(cursor.fetchone()[0])
+
+
+def kill(child: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the worker, then wait until its database session is gone too. The server process
+    of a killed client finishes the statement it was running before it finds the client gone;
+    left running, it could outlive the test and keep the test database from being dropped at
+    the end of the run."""
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    wait_until(lambda: worker_sessions() == 0, what="the killed worker's session gone")
 
 
 def advisory_locks() -> int:
@@ -96,10 +124,12 @@ def test_a_sync_killed_mid_way_changes_nothing_and_frees_the_lock(tmp_path):
     )
     try:
         # Inside the sync's transaction, lock held, and writing.
-        wait_until(lambda: advisory_locks() > 0 and writing_elsewhere(), what="the sync writing")
+        wait_until(
+            lambda: advisory_locks() > 0 and writing_elsewhere() and worker_sessions() > 0,
+            what="the sync writing",
+        )
     finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
+        kill(child)
     # The server rolls the dead connection's transaction back and releases its advisory lock.
     wait_until(
         lambda: advisory_locks() == 0 and not in_transaction_elsewhere(),
@@ -144,13 +174,14 @@ def test_an_import_killed_mid_way_is_retried_by_the_lease_sweep(tmp_path, write_
     try:
         wait_until(
             lambda: (
-                ReviewPublication.objects.get(id=job.id).status == "running" and writing_elsewhere()
+                ReviewPublication.objects.get(id=job.id).status == "running"
+                and writing_elsewhere()
+                and worker_sessions() > 0
             ),
             what="the import writing",
         )
     finally:
-        os.kill(child.pid, signal.SIGKILL)
-        child.wait()
+        kill(child)
     job.refresh_from_db()
     assert job.status == "running" and job.attempts == 1 and job.lease_expires_at is not None
     assert job.archive != b""  # the upload survives its dead worker
