@@ -130,8 +130,8 @@ class Command(ProductionCommand):
 
     def _review(self, options: dict, *, hosts: AttemptHosts) -> RunResult:
         # The source's attempt host starts importing its route's libraries (the Gym host: ~0.5 s
-        # of CPU) before this process imports the pipeline (httpx, jsonschema, the stages:
-        # ~0.07 s), so the two overlap and the first attempts wait less for the host.
+        # of CPU) before this process imports the pipeline (jsonschema and the stages),
+        # so the two overlap and the first attempts wait less for the host.
         start_configured_routes(hosts=hosts, config=options["config"])
         from reviews.production.make_review.pipeline import make_review
 

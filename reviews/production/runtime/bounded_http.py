@@ -26,6 +26,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -227,7 +228,7 @@ class BoundedHttp:
                 self._calls.remove(call)
 
     @contextlib.contextmanager
-    def _slot(self, call: InFlight, timeout: float):
+    def _slot(self, call: InFlight, timeout: float) -> Iterator[None]:
         """One of the ``connections`` slots, waited for within the call's deadline."""
         while not self._slots.acquire(timeout=max(0.0, min(call.remaining, WATCH_SECONDS))):
             ended = self._ended(call, timeout, partial=b"")
