@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from reviews.production.runtime.bounded_http import DEADLINE, BoundedHttp, CallFailed
+from tests.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -136,6 +137,41 @@ def test_a_call_waits_for_a_free_connection_within_its_own_deadline(serve) -> No
         release.set()
         holder.join(timeout=30)
     assert [answer.status for answer in first] == [200]  # type: ignore[attr-defined]
+
+
+def watchdogs(*, besides: set[threading.Thread]) -> list[threading.Thread]:
+    return [thread for thread in threading.enumerate()
+            if thread.name == "bounded-http-watchdog" and thread not in besides]  # fmt: skip
+
+
+def test_the_watchdog_lives_while_a_call_is_in_flight_and_not_after(serve) -> None:
+    # A client nobody closes (a tool that raised half-way, a test) must not keep a thread per
+    # client for the rest of the process; the next call starts a watchdog again.
+    before = set(threading.enumerate())
+    release = threading.Event()
+    server = serve(hold=release)
+    url = f"http://127.0.0.1:{server.server_address[1]}/held"
+    http = BoundedHttp(connections=2)
+    answers: list[object] = []
+    holder = threading.Thread(
+        target=lambda: answers.append(http.request("GET", url, timeout=60, max_bytes=1000))
+    )
+    holder.start()
+    assert server.arrived.wait(timeout=30)
+    try:
+        assert len(watchdogs(besides=before)) == 1  # started with the call, alive while held
+        # While one call is held, another past its deadline is still ended by the watchdog.
+        server.arrived.clear()
+        with pytest.raises(CallFailed) as overdue:
+            http.request("GET", url, timeout=0.3, max_bytes=1000)
+        assert overdue.value.kind == DEADLINE
+    finally:
+        release.set()
+        holder.join(timeout=60)
+    assert [answer.status for answer in answers] == [200]  # type: ignore[attr-defined]
+    wait_until(lambda: not watchdogs(besides=before), what="the idle client's watchdog ended")
+    assert http.request("GET", url, timeout=30, max_bytes=1000).status == 200
+    wait_until(lambda: not watchdogs(besides=before), what="the next call's watchdog ended too")
 
 
 @pytest.mark.parametrize("address", ["ftp://127.0.0.1/x", "http:///no-host", "http://h:99999/"])

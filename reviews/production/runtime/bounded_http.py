@@ -343,10 +343,17 @@ class BoundedHttp:
             call.end(STOPPED)
 
     def _watch(self) -> None:
+        # The thread lives while a call is in flight and ends when none is (the next call
+        # starts another, under the same lock), so a client nobody closed keeps no thread.
         while not self._closed.wait(WATCH_SECONDS):
             now = time.monotonic()
             stopped = self.stop.is_set()
-            for call in self.in_flight():
+            with self._lock:
+                if not self._calls:
+                    self._watcher = None
+                    return
+                calls = [call for call in self._calls if call.ended is None]
+            for call in calls:
                 if stopped:
                     call.end(STOPPED)
                 elif now >= call.deadline:
