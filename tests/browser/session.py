@@ -28,14 +28,25 @@ def _require_browser() -> None:
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[object]:
+def browser(django_db_setup) -> Iterator[object]:
+    """The worker's Chromium. Set up after the test database (so it ends before the database is
+    dropped), and it closes the database connections its event loop kept apart: while Playwright
+    runs, asyncio counts its loop as running in this thread, so Django's per-thread connections
+    (asgiref's thread-critical ``Local``) hand the tests other connections than before, which
+    the drop at the end of the run never sees. A database test run after a browser test in the
+    same worker (each worker runs its share's slow tests first) left one of them open, and the
+    drop failed: "being accessed by other users"."""
     _require_browser()
+    from django.db import connections
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
         instance = playwright.chromium.launch(executable_path=str(CHROMIUM), args=LAUNCH_ARGS)
-        yield instance
-        instance.close()
+        try:
+            yield instance
+        finally:
+            instance.close()
+            connections.close_all()  # the loop still runs: these are the connections it kept
 
 
 @pytest.fixture
