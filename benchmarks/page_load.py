@@ -32,7 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks import servers  # noqa: E402
+from benchmarks import replay_server, servers  # noqa: E402
 from benchmarks.cold_start import fresh_env  # noqa: E402
 from benchmarks.report import Row, emit, emit_limit  # noqa: E402
 
@@ -93,8 +93,7 @@ def load(*, browser, url: str) -> dict:
 def replayed(*, server: servers.Server, path: str, scratch: Path) -> Iterator[str]:
     """The URL of ``path`` on a replay of ``server``'s answer for it."""
     port = servers.free_port()
-    command = [sys.executable, str(ROOT / "benchmarks" / "replay_server.py"),
-               "--origin", str(server.port), "--port", str(port), "--page", path]  # fmt: skip
+    command = replay_server.command(origin_port=server.port, port=port, page=path)
     replay = servers.start(
         name="replay", command=command, port=port, env=dict(os.environ), path=path,
         log=scratch / "replay.log",

@@ -1,6 +1,10 @@
 """A page's floor: the answer a server gave for a page, given again over HTTP without its work.
 
-    python benchmarks/replay_server.py --origin 8000 --port 8001 --page /
+    python -c "from benchmarks.replay_server import main; main()" --origin 8000 --port 8001 --page /
+
+(a helper of ``page_load.py``, which starts it so; like every helper here it holds no
+``__main__`` block, which would make ``benchmarks/run.py`` take it for a benchmark; ``command()``
+builds that line.)
 
 At start, the page is asked of the origin once and its answer kept: status, headers (the security
 policy and opener policy among them, which change how a browser loads the page) and bytes. Then
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 # Headers that describe the origin's connection or are written again for each answer.
@@ -81,5 +86,7 @@ def main() -> None:
     server.serve_forever()
 
 
-if __name__ == "__main__":
-    main()
+def command(*, origin_port: int, port: int, page: str) -> list[str]:
+    """The process that replays ``page`` of the origin on ``port`` (run from the project root)."""
+    return [sys.executable, "-c", "from benchmarks.replay_server import main; main()",
+            "--origin", str(origin_port), "--port", str(port), "--page", page]  # fmt: skip

@@ -6,7 +6,6 @@ from __future__ import annotations
 import collections
 import http.client
 import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -14,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import servers
+from benchmarks import replay_server, servers
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "/reviews/r1/?tab=tasks"
@@ -69,8 +68,7 @@ def origin() -> Iterator[Origin]:
 
 
 def replay_command(*, origin_port: int, port: int) -> list[str]:
-    return [sys.executable, str(ROOT / "benchmarks" / "replay_server.py"), "--origin",
-            str(origin_port), "--port", str(port), "--page", PAGE]  # fmt: skip
+    return replay_server.command(origin_port=origin_port, port=port, page=PAGE)
 
 
 def get(*, port: int, path: str) -> tuple[int, http.client.HTTPMessage, bytes]:
@@ -117,10 +115,18 @@ def test_a_page_the_origin_does_not_answer_is_refused_at_start(tmp_path):
     try:
         finished = subprocess.run(
             replay_command(origin_port=server.server_port, port=servers.free_port()),
-            capture_output=True, text=True, timeout=120,
+            capture_output=True, text=True, timeout=120, cwd=ROOT,
         )  # fmt: skip
     finally:
         server.shutdown()
         server.server_close()
     assert finished.returncode == 1
     assert f"{PAGE} answered 404 at the origin" in finished.stderr
+
+
+def test_make_bench_runs_the_page_load_benchmark_and_not_its_helper():
+    from benchmarks.run import discover
+
+    found = discover()
+    assert "page_load" in found
+    assert "replay_server" not in found  # a helper: run as a benchmark it exits 2 without flags
