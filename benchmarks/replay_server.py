@@ -50,6 +50,17 @@ def ask(*, port: int, path: str) -> Answer:
         client.close()
 
 
+def write_answer(handler: BaseHTTPRequestHandler, answer: Answer) -> None:
+    """``answer`` written by ``handler``, its length given (the connection stays open)."""
+    status, headers, body = answer
+    handler.send_response(status)
+    for name, value in headers:
+        handler.send_header(name, value)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
+
+
 def handler_for(*, origin_port: int, page: str, kept: Answer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the origin (Django's runserver) answers
@@ -58,12 +69,7 @@ def handler_for(*, origin_port: int, page: str, kept: Answer) -> type[BaseHTTPRe
             status, headers, body = (
                 kept if self.path == page else ask(port=origin_port, path=self.path)
             )
-            self.send_response(status)
-            for name, value in headers:
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            write_answer(self, (status, headers, body))
 
         def log_message(self, format: str, *args: object) -> None:
             return  # quiet: one line per request would be the benchmark's noise

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks import replay_server, servers
+from benchmarks.replay_server import write_answer
 
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = "/reviews/r1/?tab=tasks"
@@ -46,12 +47,7 @@ class OriginHandler(BaseHTTPRequestHandler):
             asked = self.server.asked[self.path]
             status, body = 200, f"asset {self.path} #{asked}".encode()
             headers = [("Content-Type", "text/javascript")]
-        self.send_response(status)
-        for name, value in headers:
-            self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
+        write_answer(self, (status, headers, body))
 
     def log_message(self, format: str, *args: object) -> None:
         return

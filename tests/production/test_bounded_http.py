@@ -5,6 +5,7 @@ model and Atlas clients (test_launcher_and_client, test_real_server_behaviours, 
 
 from __future__ import annotations
 
+import dataclasses
 import http.server
 import shutil
 import ssl
@@ -13,6 +14,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -117,26 +119,44 @@ def test_a_proxy_named_in_the_environment_carries_plain_calls_unless_bypassed(
     assert len(proxy.lines) == 1
 
 
-def test_a_call_waits_for_a_free_connection_within_its_own_deadline(serve) -> None:
+@dataclasses.dataclass
+class Held:
+    """A call the server holds until ``release`` is set, made by ``http`` in a thread of its own;
+    its answer is appended to ``answers`` when the server lets it go."""
+
+    http: BoundedHttp
+    server: Any
+    url: str
+    release: threading.Event
+    holder: threading.Thread
+    answers: list[Any]
+
+
+def held_call(*, serve, path: str, connections: int) -> Held:
     release = threading.Event()
     server = serve(hold=release)
-    url = f"http://127.0.0.1:{server.server_address[1]}/slow"
-    http = BoundedHttp(connections=1)
-    first: list[object] = []
+    url = f"http://127.0.0.1:{server.server_address[1]}{path}"
+    http = BoundedHttp(connections=connections)
+    answers: list[Any] = []
     holder = threading.Thread(
-        target=lambda: first.append(http.request("GET", url, timeout=30, max_bytes=1000))
+        target=lambda: answers.append(http.request("GET", url, timeout=60, max_bytes=1000))
     )
     holder.start()
     assert server.arrived.wait(timeout=30)
+    return Held(http=http, server=server, url=url, release=release, holder=holder, answers=answers)
+
+
+def test_a_call_waits_for_a_free_connection_within_its_own_deadline(serve) -> None:
+    held = held_call(serve=serve, path="/slow", connections=1)
     try:
         with pytest.raises(CallFailed) as waited:
-            http.request("GET", url, timeout=0.3, max_bytes=1000)
+            held.http.request("GET", held.url, timeout=0.3, max_bytes=1000)
         assert waited.value.kind == DEADLINE
-        assert len(server.lines) == 1  # the second call never reached the server
+        assert len(held.server.lines) == 1  # the second call never reached the server
     finally:
-        release.set()
-        holder.join(timeout=30)
-    assert [answer.status for answer in first] == [200]  # type: ignore[attr-defined]
+        held.release.set()
+        held.holder.join(timeout=30)
+    assert [answer.status for answer in held.answers] == [200]
 
 
 def watchdogs(*, besides: set[threading.Thread]) -> list[threading.Thread]:
@@ -148,29 +168,20 @@ def test_the_watchdog_lives_while_a_call_is_in_flight_and_not_after(serve) -> No
     # A client nobody closes (a tool that raised half-way, a test) must not keep a thread per
     # client for the rest of the process; the next call starts a watchdog again.
     before = set(threading.enumerate())
-    release = threading.Event()
-    server = serve(hold=release)
-    url = f"http://127.0.0.1:{server.server_address[1]}/held"
-    http = BoundedHttp(connections=2)
-    answers: list[object] = []
-    holder = threading.Thread(
-        target=lambda: answers.append(http.request("GET", url, timeout=60, max_bytes=1000))
-    )
-    holder.start()
-    assert server.arrived.wait(timeout=30)
+    held = held_call(serve=serve, path="/held", connections=2)
     try:
         assert len(watchdogs(besides=before)) == 1  # started with the call, alive while held
         # While one call is held, another past its deadline is still ended by the watchdog.
-        server.arrived.clear()
+        held.server.arrived.clear()
         with pytest.raises(CallFailed) as overdue:
-            http.request("GET", url, timeout=0.3, max_bytes=1000)
+            held.http.request("GET", held.url, timeout=0.3, max_bytes=1000)
         assert overdue.value.kind == DEADLINE
     finally:
-        release.set()
-        holder.join(timeout=60)
-    assert [answer.status for answer in answers] == [200]  # type: ignore[attr-defined]
+        held.release.set()
+        held.holder.join(timeout=60)
+    assert [answer.status for answer in held.answers] == [200]
     wait_until(lambda: not watchdogs(besides=before), what="the idle client's watchdog ended")
-    assert http.request("GET", url, timeout=30, max_bytes=1000).status == 200
+    assert held.http.request("GET", held.url, timeout=30, max_bytes=1000).status == 200
     wait_until(lambda: not watchdogs(besides=before), what="the next call's watchdog ended too")
 
 
