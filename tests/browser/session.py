@@ -19,7 +19,7 @@ LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 
-def _require_browser() -> None:
+def require_browser() -> None:
     if CHROMIUM.exists():
         return
     if os.environ.get("ATLAS_REQUIRE_BROWSER") == "1":
@@ -36,7 +36,7 @@ def browser(django_db_setup) -> Iterator[object]:
     the drop at the end of the run never sees. A database test run after a browser test in the
     same worker (each worker runs its share's slow tests first) left one of them open, and the
     drop failed: "being accessed by other users"."""
-    _require_browser()
+    require_browser()
     from django.db import connections
     from playwright.sync_api import sync_playwright
 
