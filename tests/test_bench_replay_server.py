@@ -4,6 +4,7 @@ first, every other path passed to the origin each time."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import http.client
 import subprocess
 import threading
@@ -53,14 +54,21 @@ class OriginHandler(BaseHTTPRequestHandler):
         return
 
 
+@contextlib.contextmanager
+def serving(*, page_status: int = 200) -> Iterator[Origin]:
+    server = Origin(page_status=page_status)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 @pytest.fixture
 def origin() -> Iterator[Origin]:
-    server = Origin()
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
+    with serving() as server:
+        yield server
 
 
 def replay_command(*, origin_port: int, port: int) -> list[str]:
@@ -105,17 +113,11 @@ def test_the_page_is_answered_from_memory_with_its_headers_and_assets_pass_throu
 
 
 def test_a_page_the_origin_does_not_answer_is_refused_at_start(tmp_path):
-    server = Origin(page_status=404)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(page_status=404) as server:
         finished = subprocess.run(
             replay_command(origin_port=server.server_port, port=servers.free_port()),
             capture_output=True, text=True, timeout=120, cwd=ROOT,
         )  # fmt: skip
-    finally:
-        server.shutdown()
-        server.server_close()
     assert finished.returncode == 1
     assert f"{PAGE} answered 404 at the origin" in finished.stderr
 
