@@ -234,18 +234,28 @@ def host_children() -> dict[int, list[str]]:
     """This process's running attempt hosts: pid → command line."""
     found = {}
     for pid in children_of(os.getpid()):
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        try:
+            command = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+        except FileNotFoundError:
+            continue  # it exited since it was listed: not running
         if any(Path(part).name == "attempt_host.py" for part in command) and alive(pid):
             found[pid] = command
     return found
 
 
 def children_of(pid: int) -> list[int]:
-    return [
-        int(child)
-        for thread in os.listdir(f"/proc/{pid}/task")
-        for child in Path(f"/proc/{pid}/task/{thread}/children").read_text().split()
-    ]
+    """Every child of ``pid``, from each of its threads' lists. A thread that ends while they are
+    read (an idle HTTP watchdog, a pool's worker) hands its children to another thread, so the
+    lists are read again until one pass sees every thread it listed."""
+    while True:
+        try:
+            return [
+                int(child)
+                for thread in os.listdir(f"/proc/{pid}/task")
+                for child in Path(f"/proc/{pid}/task/{thread}/children").read_text().split()
+            ]
+        except FileNotFoundError:
+            continue
 
 
 def test_a_host_started_early_serves_the_first_attempt(tmp_path):
